@@ -1,0 +1,698 @@
+"""The Briscola chiamata engine: one match (partita) as an event-sourced state machine.
+
+Public API, in the spirit of OpenSpiel / PokerKit::
+
+    game = Game.new(TableOptions(), rng=random.Random(seed))
+    seat = game.current_seat()
+    actions = game.legal_actions(seat)
+    events = game.apply(seat, actions[0])      # check-then-do: verify() first
+    game.view(seat); game.view(None)           # what a seat / a spectator may know
+    game.is_over(); game.totals; game.to_json(); Game.from_json(text)
+
+Every change of state goes through an event: ``apply`` computes the events of an action
+(``_emit`` folds each one into the state as it is produced) and appends them to
+``history``. The phase is derived from that folded state, never stored as a loose flag,
+and restoring a game is folding its history again. The only randomness is the first
+dealer and the shuffles, drawn from the injected ``random.Random`` and recorded in the
+``MatchStarted`` and ``Dealt`` events.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import Any
+
+from game.actions import (
+    CARICHI,
+    DECLARE,
+    MAX_POINTS,
+    MIN_POINTS,
+    MONTE,
+    OBBLIGATO_BIDS,
+    PASS,
+    PLAY,
+    RANK_BIDS,
+    TWO_BIDS,
+    Action,
+    BidCarichi,
+    BidObbligato,
+    BidRank,
+    BidTwo,
+    DeclareSuit,
+    Monte,
+    Pass,
+    PlayCard,
+    canonical,
+    parse_action,
+)
+from game.cards import CARD_POINTS, Card, Rank, trick_winner_index
+from game.errors import IllegalAction
+from game.events import (
+    AuctionWon,
+    BidMade,
+    CardPlayed,
+    Dealt,
+    DealVoided,
+    Event,
+    MatchOver,
+    MatchStarted,
+    MonteDeclared,
+    PartnerRevealed,
+    Passed,
+    SmazzataScored,
+    SuitDeclared,
+    TrickWon,
+    TrumpRevealed,
+)
+from game.options import Ruleset, TableOptions
+from game.scoring import (
+    ContractKind,
+    competition_positions,
+    match_winners,
+    score_contract,
+    seat_deltas,
+)
+from game.view import View, build_view
+
+_DUE = int(Rank.DUE)
+
+
+class Phase(StrEnum):
+    AUCTION = "auction"
+    DECLARATION = "declaration"
+    PLAY = "play"
+    OVER = "over"
+
+
+def obbligato_ranks(hand: Sequence[Card], order: Sequence[Rank]) -> dict[int, list[int]]:
+    """R34: for each suit whose 2 is in ``hand``, the lowest rank of that suit not held.
+
+    Returns ``{rank: [suits]}`` so both the bid (R35) and the declaration (R48) use it.
+    """
+    held = set(hand)
+    result: dict[int, list[int]] = {}
+    for suit in range(4):
+        if suit * 10 + _DUE not in held:
+            continue
+        for rank in order:
+            if suit * 10 + int(rank) not in held:
+                result.setdefault(int(rank), []).append(suit)
+                break
+    return result
+
+
+class Game:
+    """A match of Briscola chiamata. Build with :meth:`new` or :meth:`from_json`."""
+
+    # ------------------------------------------------------------------ construction
+
+    def __init__(self, options: TableOptions, rng: random.Random) -> None:
+        self.options = options
+        self.rules = Ruleset.for_options(options)
+        self.rng = rng
+        self.history: list[Event] = []
+        #: (seat, action code) of every applied action, in order; len() is the version.
+        self.actions: list[tuple[int, str]] = []
+        n = self.rules.seats
+        self.n = n
+        # match state
+        self.totals = [0] * n
+        self.smazzata_index = -1
+        self.scored_count = 0
+        self.dealer = 0
+        self._phase = Phase.AUCTION
+        self.last_score: SmazzataScored | None = None
+        self.final: MatchOver | None = None
+        self._reset_smazzata()
+
+    def _reset_smazzata(self) -> None:
+        n = self.n
+        self.hands: list[list[Card]] = [[] for _ in range(n)]
+        self.dealt_hands: tuple[tuple[Card, ...], ...] = ()
+        self.passed = [False] * n
+        self.bids: list[tuple[int, str]] = []  # public auction log: (seat, code), "P" for pass
+        self.current_bid: Action | None = None
+        self.bidder: int | None = None
+        self.turn = 0
+        self.any_bid = False
+        self.contract: ContractKind | None = None
+        self.contract_rank: int | None = None
+        self.contract_points = 0
+        self.chiamante: int | None = None
+        self.trump: int | None = None
+        self.called_card: Card | None = None
+        self.socio: int | None = None  # holder of the called card if not the chiamante
+        self.in_mano = False
+        self.trump_public = False
+        self.partner_revealed = False
+        self.trick_no = 0
+        self.leader = 0
+        self.trick: list[Card] = []
+        self.tricks: list[TrickWon] = []
+        self.captured = [0] * n
+        self.played_by: list[list[Card]] = [[] for _ in range(n)]
+
+    @classmethod
+    def new(cls, options: TableOptions | None = None, rng: random.Random | None = None) -> Game:
+        """Start a match: draw the first dealer (R11) and deal the first smazzata."""
+        game = cls(options or TableOptions(), rng or random.Random())
+        game._emit(MatchStarted(game.options, game.rng.randrange(game.n)))
+        game._deal(game.dealer)
+        return game
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def version(self) -> int:
+        """Number of actions applied so far; changes with every successful ``apply``."""
+        return len(self.actions)
+
+    @property
+    def phase(self) -> Phase:
+        """Derived from the history by the fold (Dealt, AuctionWon, SuitDeclared, MatchOver)."""
+        return self._phase
+
+    def is_over(self) -> bool:
+        return self._phase is Phase.OVER
+
+    def current_seat(self) -> int | None:
+        """The seat that must act now (monte is out of turn, R17), or None when over."""
+        phase = self._phase
+        if phase is Phase.PLAY:
+            return (self.leader + len(self.trick)) % self.n
+        if phase is Phase.AUCTION:
+            return self.turn
+        if phase is Phase.DECLARATION:
+            return self.chiamante
+        return None
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every action ``seat`` may take now (possibly none if it is not its turn)."""
+        phase = self._phase
+        if phase is Phase.PLAY:
+            if seat != (self.leader + len(self.trick)) % self.n:
+                return []
+            hand = self.hands[seat]
+            if self.trick and (self.options.follow_suit or self.contract == "carichi"):
+                led = self.trick[0] // 10
+                follow = [PLAY[c] for c in hand if c // 10 == led]
+                if follow:
+                    return follow
+            return [PLAY[c] for c in hand]
+        if phase is Phase.AUCTION:
+            return self._auction_actions(seat)
+        if phase is Phase.DECLARATION:
+            if seat != self.chiamante:
+                return []
+            return [DECLARE[s] for s in self._declarable_suits()]
+        return []
+
+    def _monte_allowed(self, seat: int) -> bool:
+        return (
+            self.options.monte
+            and not self.any_bid
+            and not any(CARD_POINTS[c] for c in self.hands[seat])
+        )
+
+    def _auction_actions(self, seat: int) -> list[Action]:
+        result: list[Action] = []
+        if seat == self.turn:
+            result.append(PASS)
+            bid = self.current_bid
+            if isinstance(bid, BidTwo | BidObbligato):
+                low = bid.points + 1
+            else:
+                low = MIN_POINTS
+                weakest = int(bid.rank) if isinstance(bid, BidRank) else -1
+                for rank in self.rules.bid_ranks:
+                    if int(rank) > weakest and self._may_call_rank(seat, int(rank)):
+                        action = RANK_BIDS[rank]
+                        assert action is not None
+                        result.append(action)
+            if low <= MAX_POINTS:
+                if self._may_call_rank(seat, _DUE):
+                    result.extend(TWO_BIDS[low:])
+                if self.options.chiamata_obbligata:
+                    obbligato = obbligato_ranks(self.hands[seat], self.rules.obbligato_order)
+                    for obbligato_rank in sorted(obbligato):
+                        result.extend(OBBLIGATO_BIDS[obbligato_rank][low:])
+            if self.options.a_carichi:
+                result.append(CARICHI)
+        if self._monte_allowed(seat):
+            result.append(MONTE)
+        return result
+
+    def _may_call_rank(self, seat: int, rank: int) -> bool:
+        """R30: without in mano, no call of a rank whose four cards the seat holds."""
+        if self.options.in_mano:
+            return True
+        return sum(1 for c in self.hands[seat] if c % 10 == rank) < 4
+
+    def _declarable_suits(self) -> list[int]:
+        assert self.chiamante is not None and self.contract_rank is not None
+        hand = self.hands[self.chiamante]
+        if self.contract == "obbligato":
+            return obbligato_ranks(hand, self.rules.obbligato_order).get(self.contract_rank, [])
+        if self.options.in_mano:
+            return [0, 1, 2, 3]
+        return [s for s in range(4) if s * 10 + self.contract_rank not in hand]
+
+    # ------------------------------------------------------------------ check-then-do
+
+    def verify(self, seat: int, action: Action) -> Action:
+        """Raise :class:`IllegalAction` unless ``seat`` may take ``action`` now.
+
+        Returns the canonical (interned) action. Never changes the state.
+        """
+        if not 0 <= seat < self.n:
+            raise IllegalAction("bad_seat", str(seat))
+        try:
+            action = canonical(action)
+        except (KeyError, TypeError):
+            raise IllegalAction("unknown_action", repr(action)[:40]) from None
+        reason = self._refusal(seat, action)
+        if reason is not None:
+            raise IllegalAction(reason, action.code)
+        return action
+
+    def _refusal(self, seat: int, action: Action) -> str | None:
+        phase = self._phase
+        if phase is Phase.OVER:
+            return "game_over"
+        if isinstance(action, PlayCard):
+            if phase is not Phase.PLAY:
+                return "wrong_phase"
+            if seat != (self.leader + len(self.trick)) % self.n:
+                return "not_your_turn"
+            hand = self.hands[seat]
+            if action.card not in hand:
+                return "card_not_in_hand"
+            if self.trick and (self.options.follow_suit or self.contract == "carichi"):
+                led = self.trick[0] // 10
+                if action.card // 10 != led and any(c // 10 == led for c in hand):
+                    return "must_follow_suit"
+            return None
+        if isinstance(action, Monte):
+            if phase is not Phase.AUCTION:
+                return "wrong_phase"
+            if not self.options.monte:
+                return "option_disabled"
+            if self.any_bid:
+                return "monte_after_bid"
+            if any(CARD_POINTS[c] for c in self.hands[seat]):
+                return "monte_hand_has_points"
+            return None
+        if isinstance(action, Pass | BidRank | BidTwo | BidObbligato | BidCarichi):
+            if phase is not Phase.AUCTION:
+                return "wrong_phase"
+            if self.passed[seat]:
+                return "already_passed"
+            if seat != self.turn:
+                return "not_your_turn"
+            return self._bid_refusal(seat, action)
+        if isinstance(action, DeclareSuit):
+            if phase is not Phase.DECLARATION:
+                return "wrong_phase"
+            if seat != self.chiamante:
+                return "not_your_turn"
+            if int(action.suit) in self._declarable_suits():
+                return None
+            return "suit_not_allowed" if self.contract == "obbligato" else "in_mano_disabled"
+        return "unknown_action"
+
+    def _bid_refusal(self, seat: int, action: Action) -> str | None:
+        current = self.current_bid
+        at_two = isinstance(current, BidTwo | BidObbligato)
+        if isinstance(action, Pass):
+            return None
+        if isinstance(action, BidCarichi):
+            return None if self.options.a_carichi else "option_disabled"
+        if isinstance(action, BidRank):
+            if action.rank not in self.rules.bid_ranks:
+                return "rank_not_in_game"
+            if at_two:
+                return "rank_at_two_level"
+            if isinstance(current, BidRank) and int(action.rank) <= int(current.rank):
+                return "rank_not_lower"
+            return None if self._may_call_rank(seat, int(action.rank)) else "holds_all_four"
+        assert isinstance(action, BidTwo | BidObbligato)
+        if isinstance(action, BidObbligato) and not self.options.chiamata_obbligata:
+            return "option_disabled"
+        if not MIN_POINTS <= action.points <= MAX_POINTS:
+            return "points_out_of_range"
+        if (
+            at_two
+            and isinstance(current, BidTwo | BidObbligato)
+            and action.points <= current.points
+        ):
+            return "points_too_low"
+        if isinstance(action, BidTwo):
+            return None if self._may_call_rank(seat, _DUE) else "holds_all_four"
+        ranks = obbligato_ranks(self.hands[seat], self.rules.obbligato_order)
+        return None if int(action.rank) in ranks else "not_obbligato_rank"
+
+    def apply(self, seat: int, action: Action) -> list[Event]:
+        """Verify, then apply ``action`` for ``seat``; return the events it produced.
+
+        On :class:`IllegalAction` the state is unchanged.
+        """
+        if action.id < 0 or not 0 <= seat < self.n:
+            action = self.verify(seat, action)
+        else:
+            reason = self._refusal(seat, action)
+            if reason is not None:
+                raise IllegalAction(reason, action.code)
+        start = len(self.history)
+        self.actions.append((seat, action.code))
+        _TRANSITIONS[type(action)](self, seat, action)
+        return self.history[start:]
+
+    # ------------------------------------------------------------------ transitions
+
+    def _play_action(self, seat: int, action: Action) -> None:
+        assert isinstance(action, PlayCard)
+        self._play(seat, action.card)
+
+    def _declare_action(self, seat: int, action: Action) -> None:
+        assert isinstance(action, DeclareSuit)
+        self._declare(seat, int(action.suit))
+
+    def _monte_action(self, seat: int, action: Action) -> None:
+        self._emit(MonteDeclared(seat))
+        self._void("monte")
+
+    def _pass_action(self, seat: int, action: Action) -> None:
+        self._pass(seat)
+
+    def _deal(self, dealer: int) -> None:
+        deck = list(self.rules.deck)
+        self.rng.shuffle(deck)
+        n = self.n
+        first = (dealer + 1) % n
+        hands = tuple(tuple(deck[(s - first) % n :: n]) for s in range(n))
+        self._emit(Dealt(self.smazzata_index + 1, dealer, hands))
+
+    def _void(self, reason: str) -> None:
+        self._emit(DealVoided("monte" if reason == "monte" else "all_passed"))
+        self._deal((self.dealer + 1) % self.n)
+
+    def _pass(self, seat: int) -> None:
+        self._emit(Passed(seat))
+        active = [s for s in range(self.n) if not self.passed[s]]
+        if not active:
+            self._void("all_passed")
+        elif self.bidder is not None and active == [self.bidder]:
+            self._win_auction()
+
+    def _bid(self, seat: int, action: Action) -> None:
+        self._emit(BidMade(seat, action.code))
+        if isinstance(action, BidCarichi) or all(
+            self.passed[s] for s in range(self.n) if s != seat
+        ):
+            self._win_auction()
+
+    def _win_auction(self) -> None:
+        bid = self.current_bid
+        assert self.bidder is not None and bid is not None
+        if isinstance(bid, BidCarichi):
+            self._emit(AuctionWon(self.bidder, "carichi", None, 61))
+        elif isinstance(bid, BidRank):
+            self._emit(AuctionWon(self.bidder, "rank", int(bid.rank), 61))
+        elif isinstance(bid, BidTwo):
+            self._emit(AuctionWon(self.bidder, "two", _DUE, bid.points))
+        else:
+            assert isinstance(bid, BidObbligato)
+            self._emit(AuctionWon(self.bidder, "obbligato", int(bid.rank), bid.points))
+
+    def _declare(self, seat: int, suit: int) -> None:
+        assert self.contract_rank is not None
+        card = suit * 10 + self.contract_rank
+        secret = self.options.al_buio
+        self._emit(SuitDeclared(seat, suit, card, secret))
+        if not secret:
+            self._emit(TrumpRevealed(suit, card))
+
+    def _play(self, seat: int, card: Card) -> None:
+        self._emit(CardPlayed(seat, card, self.trick_no))
+        buio_first = self.options.al_buio and self.trick_no == 0 and not self.trump_public
+        if card == self.called_card and not buio_first:
+            self._emit(PartnerRevealed(seat, seat == self.chiamante))
+        if len(self.trick) < self.n:
+            return
+        if buio_first and self.trump is not None and self.called_card is not None:
+            # R53: suit first, then the socio, then the winner of trick 1.
+            self._emit(TrumpRevealed(self.trump, self.called_card))
+            if self.called_card in self.trick:
+                holder = self.socio if self.socio is not None else self.chiamante
+                assert holder is not None
+                self._emit(PartnerRevealed(holder, holder == self.chiamante))
+        winner_index = trick_winner_index(self.trick, self.trump)
+        winner = (self.leader + winner_index) % self.n
+        cards = tuple(self.trick)
+        self._emit(
+            TrickWon(self.trick_no, winner, self.leader, cards, sum(CARD_POINTS[c] for c in cards))
+        )
+        if self.trick_no == self.rules.tricks:
+            self._score()
+
+    def _score(self) -> None:
+        chiamante = self.chiamante
+        assert chiamante is not None and self.contract is not None
+        socio = self.socio
+        caller_points = self.captured[chiamante] + (
+            self.captured[socio] if socio is not None else 0
+        )
+        result = score_contract(
+            kind=self.contract,
+            points=self.contract_points,
+            in_mano=self.in_mano,
+            caller_points=caller_points,
+            players=self.n,
+            tie_goes_to_caller=self.options.tie_goes_to_caller,
+            cappotto=self.options.cappotto,
+        )
+        deltas = seat_deltas(result, self.n, chiamante, socio)
+        totals = tuple(t + d for t, d in zip(self.totals, deltas, strict=True))
+        self._emit(
+            SmazzataScored(
+                smazzata=self.smazzata_index,
+                chiamante=chiamante,
+                socio=socio,
+                contract=self.contract,
+                rank=self.contract_rank,
+                points=self.contract_points,
+                called_card=self.called_card,
+                trump=self.trump,
+                in_mano=self.in_mano,
+                caller_points=caller_points,
+                target=result.target,
+                won=result.won,
+                multiplier=result.multiplier,
+                cappotto=result.cappotto,
+                deltas=deltas,
+                totals=totals,
+            )
+        )
+        if self._match_should_end():
+            positions = competition_positions(self.totals)
+            winners = match_winners(self.totals, self.options.winners)
+            self._emit(MatchOver(tuple(self.totals), positions, winners))
+        else:
+            self._deal((self.dealer + 1) % self.n)
+
+    def _match_should_end(self) -> bool:
+        limit = self.options.match_end_n
+        if self.options.match_end_kind == "hands":
+            return self.scored_count >= limit
+        return max(self.totals) >= limit
+
+    # ------------------------------------------------------------------ the fold
+
+    def _emit(self, event: Event) -> None:
+        self._fold(event)
+        self.history.append(event)
+
+    def _fold(self, event: Event) -> None:
+        """Apply one event to the state: the only place where the state changes."""
+        _FOLDS[type(event)](self, event)
+
+    def _fold_card_played(self, event: CardPlayed) -> None:
+        self.hands[event.seat].remove(event.card)
+        self.played_by[event.seat].append(event.card)
+        self.trick.append(event.card)
+
+    def _fold_trick_won(self, event: TrickWon) -> None:
+        self.tricks.append(event)
+        self.captured[event.seat] += event.points
+        self.leader = event.seat
+        self.trick = []
+        self.trick_no += 1
+
+    def _fold_bid(self, event: BidMade) -> None:
+        self.bids.append((event.seat, event.code))
+        self.current_bid = parse_action(event.code)
+        self.bidder = event.seat
+        self.any_bid = True
+        self._advance_turn(event.seat)
+
+    def _fold_passed(self, event: Passed) -> None:
+        self.bids.append((event.seat, "P"))
+        self.passed[event.seat] = True
+        self._advance_turn(event.seat)
+
+    def _fold_dealt(self, event: Dealt) -> None:
+        self._reset_smazzata()
+        self.smazzata_index = event.smazzata
+        self.dealer = event.dealer
+        self.dealt_hands = event.hands
+        self.hands = [list(h) for h in event.hands]
+        self.turn = (event.dealer + 1) % self.n
+        self.leader = self.turn
+        self._phase = Phase.AUCTION
+
+    def _fold_auction_won(self, event: AuctionWon) -> None:
+        self.chiamante = event.seat
+        self.contract = event.contract
+        self.contract_rank = event.rank
+        self.contract_points = event.points
+        self.leader = (self.dealer + 1) % self.n
+        self._phase = Phase.PLAY if event.contract == "carichi" else Phase.DECLARATION
+
+    def _fold_suit_declared(self, event: SuitDeclared) -> None:
+        self.trump = event.suit
+        self.called_card = event.called_card
+        holder = next(s for s in range(self.n) if event.called_card in self.hands[s])
+        self.in_mano = holder == event.seat
+        self.socio = None if self.in_mano else holder
+        self._phase = Phase.PLAY
+
+    def _fold_trump_revealed(self, event: TrumpRevealed) -> None:
+        self.trump_public = True
+
+    def _fold_partner_revealed(self, event: PartnerRevealed) -> None:
+        self.partner_revealed = True
+
+    def _fold_scored(self, event: SmazzataScored) -> None:
+        self.totals = list(event.totals)
+        self.scored_count += 1
+        self.last_score = event
+
+    def _fold_match_over(self, event: MatchOver) -> None:
+        self.final = event
+        self._phase = Phase.OVER
+
+    def _fold_match_started(self, event: MatchStarted) -> None:
+        self.dealer = event.first_dealer
+        self.smazzata_index = -1
+
+    def _fold_nothing(self, event: Event) -> None:
+        """MonteDeclared and DealVoided change nothing by themselves: a Dealt follows."""
+
+    def _advance_turn(self, seat: int) -> None:
+        for step in range(1, self.n + 1):
+            candidate = (seat + step) % self.n
+            if not self.passed[candidate]:
+                self.turn = candidate
+                return
+
+    # ------------------------------------------------------------------ views & I/O
+
+    def view(self, seat: int | None) -> View:
+        """What ``seat`` may know (``None``: a spectator, e.g. the group chat)."""
+        return build_view(self, seat)
+
+    def standings(self) -> tuple[int, ...]:
+        return competition_positions(self.totals)
+
+    def winners(self) -> tuple[int, ...]:
+        return match_winners(self.totals, self.options.winners)
+
+    def to_json(self) -> str:
+        from game.serialize import dump_game
+
+        return dump_game(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> Game:
+        from game.serialize import load_game
+
+        return load_game(text)
+
+    @classmethod
+    def from_history(
+        cls,
+        options: TableOptions,
+        history: Sequence[Event],
+        actions: Sequence[tuple[int, str]],
+        rng: random.Random,
+    ) -> Game:
+        """Rebuild a game by folding a recorded history (no rule checks, no randomness)."""
+        game = cls(options, rng)
+        for event in history:
+            game._emit(event)
+        game.actions = list(actions)
+        return game
+
+    @classmethod
+    def replay(cls, options: TableOptions, seed: int, actions: Sequence[tuple[int, str]]) -> Game:
+        """Seed + action log -> the same game, every action re-verified."""
+        game = cls.new(options, random.Random(seed))
+        for seat, code in actions:
+            game.apply(seat, parse_action(code))
+        return game
+
+    def clone(self) -> Game:
+        """An independent copy (sharing the immutable events), e.g. for search players."""
+        other = Game.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other.rng = random.Random()
+        other.rng.setstate(self.rng.getstate())
+        other.history = list(self.history)
+        other.actions = list(self.actions)
+        other.totals = list(self.totals)
+        other.hands = [list(h) for h in self.hands]
+        other.passed = list(self.passed)
+        other.bids = list(self.bids)
+        other.trick = list(self.trick)
+        other.tricks = list(self.tricks)
+        other.captured = list(self.captured)
+        other.played_by = [list(p) for p in self.played_by]
+        return other
+
+
+def seat_of_card(hands: Sequence[Sequence[Card]], card: Card) -> int | None:
+    for seat, hand in enumerate(hands):
+        if card in hand:
+            return seat
+    return None
+
+
+_FOLDS: dict[type, Callable[[Game, Any], None]] = {
+    CardPlayed: Game._fold_card_played,
+    TrickWon: Game._fold_trick_won,
+    BidMade: Game._fold_bid,
+    Passed: Game._fold_passed,
+    Dealt: Game._fold_dealt,
+    AuctionWon: Game._fold_auction_won,
+    SuitDeclared: Game._fold_suit_declared,
+    TrumpRevealed: Game._fold_trump_revealed,
+    PartnerRevealed: Game._fold_partner_revealed,
+    SmazzataScored: Game._fold_scored,
+    MatchOver: Game._fold_match_over,
+    MatchStarted: Game._fold_match_started,
+    MonteDeclared: Game._fold_nothing,
+    DealVoided: Game._fold_nothing,
+}
+
+_TRANSITIONS: dict[type, Callable[[Game, int, Action], None]] = {
+    PlayCard: Game._play_action,
+    DeclareSuit: Game._declare_action,
+    Monte: Game._monte_action,
+    Pass: Game._pass_action,
+    BidRank: Game._bid,
+    BidTwo: Game._bid,
+    BidObbligato: Game._bid,
+    BidCarichi: Game._bid,
+}

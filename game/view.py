@@ -1,0 +1,143 @@
+"""Views: everything one seat (or a spectator) may know, and nothing more (§9).
+
+A view is built only from the seat's own hand and public facts. Computer players and
+the bot render from views; nothing that reads a view can learn another seat's cards, the
+socio before the called card is played (R66), or the suit before it is announced (R52).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from game.events import MatchOver, SmazzataScored
+from game.options import TableOptions
+
+if TYPE_CHECKING:
+    from game.engine import Game
+
+
+@dataclass(frozen=True, slots=True)
+class TrickView:
+    trick: int
+    leader: int
+    #: (seat, card) in the order played.
+    plays: tuple[tuple[int, int], ...]
+    winner: int | None
+    points: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    seat: int | None
+    options: TableOptions
+    players: int
+    phase: str
+    version: int
+    smazzata: int
+    scored_smazzate: int
+    dealer: int
+    current_seat: int | None
+    #: The viewer's own hand in deal order (empty for a spectator).
+    hand: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
+    #: Public auction log: (seat, code) with "P" for a pass.
+    auction: tuple[tuple[int, str], ...]
+    passed: tuple[bool, ...]
+    current_bid: str | None
+    current_bidder: int | None
+    chiamante: int | None
+    contract: str | None
+    contract_rank: int | None
+    contract_points: int | None
+    #: The briscola if this viewer knows it (public, or the chiamante under al buio).
+    trump: int | None
+    trump_public: bool
+    called_card: int | None
+    #: The socio if this viewer knows it: after the reveal, or the socio itself.
+    socio: int | None
+    #: True when the viewer knows the chiamante is alone (in mano revealed / own in mano).
+    solo: bool | None
+    partner_revealed: bool
+    trick_no: int
+    leader: int
+    current_trick: tuple[tuple[int, int], ...]
+    tricks: tuple[TrickView, ...]
+    #: Cards each seat has played in this smazzata, in order.
+    played: tuple[tuple[int, ...], ...]
+    totals: tuple[int, ...]
+    legal: tuple[str, ...]
+    last_scored: SmazzataScored | None
+    final: MatchOver | None
+
+
+def build_view(game: Game, seat: int | None) -> View:
+    n = game.n
+    own = seat is not None
+    me = seat if seat is not None else -1
+    chiamante = game.chiamante
+    knows_suit = game.trump_public or (own and seat == chiamante)
+    trump = game.trump if knows_suit else None
+    called = game.called_card if knows_suit else None
+    holder_is_me = own and game.called_card is not None and game.called_card in game.hands[me]
+    socio: int | None = None
+    solo: bool | None = None
+    if game.contract == "carichi":
+        solo = True
+    elif game.partner_revealed:
+        socio, solo = game.socio, game.in_mano
+    elif own and seat == chiamante and game.called_card is not None:
+        solo = game.in_mano  # the chiamante knows whether they called themselves
+        socio = None
+    elif holder_is_me:
+        socio, solo = seat, False
+    tricks = tuple(
+        TrickView(
+            t.trick,
+            t.leader,
+            tuple(((t.leader + i) % n, c) for i, c in enumerate(t.cards)),
+            t.seat,
+            t.points,
+        )
+        for t in game.tricks
+    )
+    current = tuple(((game.leader + i) % n, c) for i, c in enumerate(game.trick))
+    legal: tuple[str, ...] = ()
+    if own:
+        legal = tuple(a.code for a in game.legal_actions(me))
+    return View(
+        seat=seat,
+        options=game.options,
+        players=n,
+        phase=game.phase.value,
+        version=game.version,
+        smazzata=game.smazzata_index,
+        scored_smazzate=game.scored_count,
+        dealer=game.dealer,
+        current_seat=game.current_seat(),
+        hand=tuple(game.hands[me]) if own else (),
+        hand_sizes=tuple(len(h) for h in game.hands),
+        auction=tuple(game.bids),
+        passed=tuple(game.passed),
+        current_bid=game.current_bid.code if game.current_bid is not None else None,
+        current_bidder=game.bidder,
+        chiamante=chiamante,
+        contract=game.contract,
+        contract_rank=game.contract_rank,
+        contract_points=game.contract_points if game.contract is not None else None,
+        trump=trump,
+        trump_public=game.trump_public,
+        called_card=called,
+        socio=socio,
+        solo=solo,
+        partner_revealed=game.partner_revealed,
+        trick_no=game.trick_no,
+        leader=game.leader,
+        current_trick=current,
+        tricks=tricks,
+        played=tuple(tuple(p) for p in game.played_by),
+        totals=tuple(game.totals),
+        legal=legal,
+        last_scored=game.last_score,
+        final=game.final,
+    )
