@@ -92,6 +92,14 @@ def card_points(card: Card) -> int:
     return CARD_POINTS[card]
 
 
+def category(card: Card) -> str:
+    """R4: ``"carico"`` (Asso, 3), ``"figura"`` (Re, Cavallo, Fante) or ``"liscio"``."""
+    rank = card % 10
+    if rank <= 1:
+        return "carico"
+    return "figura" if rank <= 4 else "liscio"
+
+
 def card_code(card: Card) -> str:
     return CARD_CODES[card]
 

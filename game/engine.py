@@ -636,6 +636,28 @@ class Game:
         return game
 
     @classmethod
+    def with_deal(
+        cls,
+        options: TableOptions,
+        dealer: int,
+        hands: Sequence[Sequence[Card]],
+        rng: random.Random | None = None,
+    ) -> Game:
+        """A match whose first smazzata has exactly these hands (tests, search players).
+
+        Later deals draw from ``rng`` as usual.
+        """
+        game = cls(options, rng or random.Random(0))
+        cards = sorted(c for hand in hands for c in hand)
+        if len(hands) != game.n or cards != sorted(game.rules.deck):
+            raise ValueError("hands must split the whole deck among the seats")
+        if any(len(hand) != game.rules.hand_size for hand in hands):
+            raise ValueError(f"every hand must have {game.rules.hand_size} cards")
+        game._emit(MatchStarted(options, dealer))
+        game._emit(Dealt(0, dealer, tuple(tuple(hand) for hand in hands)))
+        return game
+
+    @classmethod
     def replay(cls, options: TableOptions, seed: int, actions: Sequence[tuple[int, str]]) -> Game:
         """Seed + action log -> the same game, every action re-verified."""
         game = cls.new(options, random.Random(seed))

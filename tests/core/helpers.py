@@ -1,0 +1,62 @@
+"""Helpers to build exact situations through the public game API."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+
+from game import Game, TableOptions, parse_action, parse_card
+from game.events import Event
+
+
+def cards(text: str) -> list[int]:
+    return [parse_card(code) for code in text.split()]
+
+
+def deal(fixed: dict[int, str] | None = None, dealer: int = 0, **options: object) -> Game:
+    """A game whose first hands are ``fixed`` (seat -> "Ad 3d …"); other seats get the
+    remaining cards in a fixed order, so every test situation is reproducible."""
+    opts = TableOptions.model_validate(options)
+    hands: list[list[int]] = [[] for _ in range(opts.players)]
+    used: set[int] = set()
+    for seat, text in (fixed or {}).items():
+        hands[seat] = cards(text)
+        used.update(hands[seat])
+    assert len(used) == sum(len(h) for h in hands), "a card was given twice"
+    rest = [c for c in range(40) if c not in used]
+    for seat in range(opts.players):
+        while len(hands[seat]) < 8:
+            hands[seat].append(rest.pop(0))
+    return Game.with_deal(opts, dealer, hands, random.Random(99))
+
+
+def act(game: Game, seat: int, code: str) -> list[Event]:
+    return game.apply(seat, parse_action(code))
+
+
+def run(game: Game, moves: Iterable[tuple[int, str]]) -> list[Event]:
+    events: list[Event] = []
+    for seat, code in moves:
+        events.extend(act(game, seat, code))
+    return events
+
+
+def codes(game: Game, seat: int) -> list[str]:
+    return [a.code for a in game.legal_actions(seat)]
+
+
+def kinds(events: Iterable[Event]) -> list[str]:
+    return [e.kind for e in events]
+
+
+def play_out(game: Game, rng: random.Random | None = None) -> list[Event]:
+    """Finish the current smazzata with first-legal or random moves."""
+    rng = rng or random.Random(0)
+    events: list[Event] = []
+    start = game.smazzata_index
+    while not game.is_over() and game.smazzata_index == start:
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        events.extend(game.apply(seat, legal[rng.randrange(len(legal))]))
+    return events

@@ -1,0 +1,164 @@
+"""The engine's API contracts: options, action codes, errors, serialisation, simulator."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from pydantic import ValidationError
+
+from game import (
+    ACTIONS,
+    REASONS,
+    Game,
+    IllegalAction,
+    Phase,
+    TableOptions,
+    UnsupportedOption,
+    action_from_id,
+    parse_action,
+)
+from game.actions import BidTwo, PlayCard
+from game.simulate import main as simulate_main
+from game.simulate import simulate
+from tests.core.helpers import act, deal
+
+
+def test_options_defaults_follow_the_rules_table() -> None:
+    options = TableOptions()
+    assert options.model_dump(mode="json") == {
+        "game": "chiamata",
+        "players": 5,
+        "deck_style": "napoletane",
+        "direction": "antiorario",
+        "monte": False,
+        "chiamata_obbligata": True,
+        "a_carichi": False,
+        "al_buio": False,
+        "in_mano": True,
+        "follow_suit": False,
+        "tie_goes_to_caller": False,
+        "cappotto": "double",
+        "match_end": "target:11",
+        "winners": "top",
+        "a_punti": False,
+        "briscola_match": "wins:2",
+    }
+    assert TableOptions(monte="on", al_buio="off").monte is True
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"match_end": "target:0"},
+        {"match_end": "points:5"},
+        {"cappotto": "triple"},
+        {"deck_style": "svizzere"},
+        {"players": 7},
+        {"monte": "maybe"},
+        {"no_such_option": 1},
+    ],
+)
+def test_bad_option_values_are_refused_clearly(bad: dict) -> None:
+    with pytest.raises(ValidationError):
+        TableOptions.model_validate(bad)
+
+
+@pytest.mark.parametrize("later", [{"players": 4}, {"players": 6}, {"a_punti": True}])
+def test_later_variants_are_refused_until_implemented(later: dict) -> None:
+    with pytest.raises(UnsupportedOption):
+        Game.new(TableOptions.model_validate(later))
+
+
+def test_action_codes_are_short_unique_and_stable() -> None:
+    assert len({a.code for a in ACTIONS}) == len(ACTIONS)
+    assert max(len(a.code.encode()) for a in ACTIONS) <= 6
+    for action in ACTIONS:
+        assert parse_action(action.code) is action
+        assert action_from_id(action.id) is action
+    # Ids are part of the wire format: pin a few.
+    assert [ACTIONS[i].code for i in (0, 1, 2, 3, 12, 71, 72, 551, 552, 556, 595)] == [
+        "P",
+        "M",
+        "K",
+        "rA",
+        "t61",
+        "t120",
+        "o3.61",
+        "o4.120",
+        "sc",
+        "cAc",
+        "c2b",
+    ]
+    assert BidTwo(70) == parse_action("t70") and PlayCard(0) == parse_action("cAc")
+
+
+@pytest.mark.parametrize("junk", ["", "x", "t60", "t121", "o2.61", "oA.61", "cZz", "P " * 40])
+def test_unknown_codes_raise_a_typed_error(junk: str) -> None:
+    with pytest.raises(IllegalAction) as info:
+        parse_action(junk)
+    assert info.value.code == "unknown_action"
+
+
+def test_hand_built_actions_are_accepted() -> None:
+    game = deal()
+    game.apply(1, BidTwo(70))
+    assert game.view(None).current_bid == "t70"
+
+
+def test_every_reason_code_is_documented_and_refusals_keep_state() -> None:
+    game = deal()
+    before = game.to_json()
+    for seat, code, reason in [
+        (2, "P", "not_your_turn"),
+        (1, "sd", "wrong_phase"),
+        (1, "cAd", "wrong_phase"),
+        (9, "P", "bad_seat"),
+    ]:
+        with pytest.raises(IllegalAction) as info:
+            act(game, seat, code)
+        assert info.value.code == reason and reason in REASONS
+    assert game.to_json() == before
+
+
+def test_game_over_refuses_everything() -> None:
+    game = Game.new(TableOptions(match_end="hands:1"), random.Random(2))
+    rng = random.Random(2)
+    while not game.is_over():
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        game.apply(seat, legal[rng.randrange(len(legal))])
+    assert game.phase is Phase.OVER and game.current_seat() is None
+    assert all(game.legal_actions(s) == [] for s in range(5))
+    with pytest.raises(IllegalAction) as info:
+        act(game, 0, "P")
+    assert info.value.code == "game_over"
+
+
+def test_snapshot_is_plain_json_and_rejects_garbage() -> None:
+    game = deal()
+    act(game, 1, "rA")
+    data = json.loads(game.to_json())
+    assert data["actions"] == [[1, "rA"]] and data["events"][-1]["kind"] == "bid"
+    for bad in ["{}", "not json", json.dumps({**data, "format": 99})]:
+        with pytest.raises(ValueError):
+            Game.from_json(bad)
+    data["events"][-1]["kind"] = "nonsense"
+    with pytest.raises(ValueError):
+        Game.from_json(json.dumps(data))
+
+
+def test_with_deal_refuses_a_deal_that_is_not_the_deck() -> None:
+    with pytest.raises(ValueError):
+        Game.with_deal(TableOptions(), 0, [[0] * 8] * 5)
+
+
+def test_simulator_counts_and_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    stats = simulate(60, seed=3, overrides={"a_carichi": "on"})
+    assert stats.smazzate == 60 and stats.actions > 60 * 40
+    assert sum(stats.contracts.values()) == 60
+    simulate_main(["--games", "20", "--seed", "1", "--option", "monte=on"])
+    out = capsys.readouterr().out
+    assert "smazzate scored     20" in out and "smazzate per second" in out
