@@ -92,7 +92,7 @@ def test_R52_al_buio_suit_secret_until_trick_one_but_used_in_it() -> None:
 def test_R53_al_buio_end_of_trick_one_order() -> None:
     game = contract("rA", "b", al_buio=True)
     events = run(game, [(1, "cAd"), (2, "c3d"), (3, "cAb"), (4, "cRd"), (0, "c7c")])
-    tail = [e for e in events if not e.kind == "card_played"]
+    tail = [e for e in events if e.kind != "card_played"]
     assert tail == [
         TrumpRevealed(3, c("Ab")),
         PartnerRevealed(3, False),

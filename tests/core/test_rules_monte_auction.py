@@ -201,8 +201,17 @@ def test_R33_last_seat_gets_a_turn_and_any_bid_ends_the_auction() -> None:
     game = deal(dealer=0)
     run(
         game,
-        [(1, "rR"), (2, "P"), (3, "r7"), (4, "t61"), (0, "t65"), (1, "P")]
-        + [(3, "t70"), (4, "P"), (0, "t72")],
+        [
+            (1, "rR"),
+            (2, "P"),
+            (3, "r7"),
+            (4, "t61"),
+            (0, "t65"),
+            (1, "P"),
+            (3, "t70"),
+            (4, "P"),
+            (0, "t72"),
+        ],
     )
     events = act(game, 3, "P")
     assert isinstance(events[-1], AuctionWon)
