@@ -11,8 +11,9 @@ Public API, in the spirit of OpenSpiel / PokerKit::
 
 Every change of state goes through an event: ``apply`` computes the events of an action
 (``_emit`` folds each one into the state as it is produced) and appends them to
-``history``. The phase is derived from that folded state, never stored as a loose flag,
-and restoring a game is folding its history again. The only randomness is the first
+``history``. The phase is derived from the history: only the fold of ``Dealt``,
+``AuctionWon``, ``SuitDeclared`` and ``MatchOver`` sets it, never the action code, and
+restoring a game is folding its history again. The only randomness is the first
 dealer and the shuffles, drawn from the injected ``random.Random`` and recorded in the
 ``MatchStarted`` and ``Dealt`` events.
 """

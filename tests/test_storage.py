@@ -1,0 +1,788 @@
+"""Tests of the storage layer: database wrapper, migrations and repository functions.
+
+Real files under tmp_path (so WAL is real); see test_storage_locking.py for the tests
+with a second process and read-only / full databases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from storage import (
+    LATEST_VERSION,
+    ActiveGameExists,
+    Database,
+    GameNotFound,
+    IntegrityViolation,
+    SchemaTooNew,
+    ScoreDelta,
+    SeatRow,
+    SeatTaken,
+    StaleVersion,
+    StatusConflict,
+    StorageError,
+    StorageUnavailable,
+    migrations,
+    parse_database_url,
+    repo,
+)
+
+BIG_USER = 2**40 + 7
+BIG_CHAT = -1001234567890123
+SNAP = '{"state": "initial"}'
+
+
+class FakeClock:
+    def __init__(self, t: float = 1_700_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def db(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Database]:
+    database = await Database.open(tmp_path / "test.db", clock=clock)
+    yield database
+    await database.close()
+
+
+async def _playing_game(db: Database, chat_id: int = -100, thread_id: int = 0) -> int:
+    gid = await repo.create_lobby(db, chat_id, thread_id, 1, '{"variant": "x"}')
+    await repo.start_game(
+        db,
+        gid,
+        seed=1234,
+        snapshot_json=SNAP,
+        seats=[
+            SeatRow.human(0, 1, "Anna"),
+            SeatRow.human(1, 2, "Bruno"),
+            SeatRow.computer(2, "Cpu 1", "easy"),
+            SeatRow.computer(3, "Cpu 2", "easy"),
+            SeatRow.human(4, 3, "Carla"),
+        ],
+    )
+    return gid
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def test_parse_database_url(tmp_path: Path) -> None:
+    mem = parse_database_url(":memory:")
+    assert mem.is_memory and mem.path is None
+    assert parse_database_url("sqlite://").is_memory
+    assert parse_database_url("sqlite:///:memory:").is_memory
+    rel = parse_database_url("sqlite:///data/bot.db")
+    assert rel.path == Path.cwd() / "data" / "bot.db"
+    ab = parse_database_url("sqlite:////srv/bot/x.db")
+    assert ab.path == Path("/srv/bot/x.db")
+    assert ab.database == "file:/srv/bot/x.db"
+    ro = parse_database_url("sqlite:////srv/x.db?mode=ro")
+    assert ro.read_only and ro.database == "file:/srv/x.db?mode=ro"
+    plain = parse_database_url(str(tmp_path / "with space #1.db"))
+    assert plain.path == tmp_path / "with space #1.db"
+    assert "#" not in plain.database and " " not in plain.database
+    assert parse_database_url("sqlite+aiosqlite:////a.db").path == Path("/a.db")
+    with pytest.raises(ValueError):
+        parse_database_url("sqlite://host/x.db")
+
+
+async def test_open_url_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = await Database.open("sqlite:///sub/relative.db")  # parent dir is created
+    await db.close()
+    assert (tmp_path / "sub" / "relative.db").exists()
+    absolute = tmp_path / "abs.db"
+    db = await Database.open(f"sqlite:///{absolute}")  # -> sqlite:////tmp/.../abs.db
+    await db.close()
+    assert absolute.exists()
+    db = await Database.open(str(tmp_path / "plain.db"))
+    await db.close()
+    assert (tmp_path / "plain.db").exists()
+    for url in (":memory:", "sqlite://"):
+        async with await Database.open(url) as mdb:
+            assert mdb.target.is_memory
+            assert await migrations.get_version(mdb) == LATEST_VERSION
+            assert await mdb.pragma("journal_mode") == "memory"
+            assert await mdb.pragma("foreign_keys") == 1
+
+
+async def test_pragmas_are_set(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "p.db", busy_timeout_ms=1234)
+    try:
+        assert await db.pragma("journal_mode") == "wal"
+        assert await db.pragma("foreign_keys") == 1
+        assert await db.pragma("busy_timeout") == 1234
+        assert await db.pragma("synchronous") == 1  # NORMAL
+    finally:
+        await db.close()
+    db = await Database.open(tmp_path / "p.db")
+    try:
+        assert await db.pragma("busy_timeout") == 5000  # the default
+    finally:
+        await db.close()
+
+
+async def test_closed_database_raises_typed_error(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "c.db")
+    await db.close()
+    await db.close()  # idempotent
+    with pytest.raises(StorageUnavailable) as ei:
+        await repo.get_game(db, 1)
+    assert ei.value.code == "closed"
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+async def _tables_and_indexes(db: Database) -> set[str]:
+    rows = await db.fetch("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
+    return {r[0] for r in rows}
+
+
+async def test_migrate_from_empty(tmp_path: Path) -> None:
+    assert LATEST_VERSION == len(migrations.MIGRATIONS) >= 2
+    db = await Database.open(tmp_path / "m.db")
+    try:
+        assert await migrations.get_version(db) == LATEST_VERSION
+        assert await db.fetchval("SELECT COUNT(*) FROM schema_version") == 1
+        names = await _tables_and_indexes(db)
+        for expected in (
+            "chats",
+            "users",
+            "games",
+            "seats",
+            "actions",
+            "scores",
+            "smazzata_results",
+            "games_one_active_per_thread",
+            "seats_by_user",
+            "scores_leaderboard",
+        ):
+            assert expected in names
+        assert "_storage_write_probe" not in names  # the writability probe is rolled back
+        # foreign keys really enforced
+        with pytest.raises(IntegrityViolation):
+            await db.execute(
+                "INSERT INTO seats (game_id, seat, kind, display_name) "
+                "VALUES (999, 0, 'computer', 'x')"
+            )
+    finally:
+        await db.close()
+    # reopening an up-to-date database is a no-op
+    db = await Database.open(tmp_path / "m.db")
+    assert await migrations.get_version(db) == LATEST_VERSION
+    await db.close()
+
+
+async def test_migrate_from_version_1(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    db = await Database.open(path, migrate=False)
+    assert await migrations.get_version(db) == 0
+    assert await migrations.upgrade(db, target=1) == 1
+    cols = {r["name"] for r in await db.fetch("PRAGMA table_info(games)")}
+    assert "turn_deadline" not in cols
+    await db.execute(
+        "INSERT INTO games (chat_id, thread_id, status, creator_id, settings_json, version, "
+        "snapshot_json, created_at, updated_at) "
+        "VALUES (?, 0, 'playing', ?, '{}', 3, '{\"v\": 1}', 10, 10)",
+        (BIG_CHAT, BIG_USER),
+    )
+    gid = await db.fetchval("SELECT game_id FROM games")
+    await db.execute(
+        "INSERT INTO seats (game_id, seat, kind, user_id, display_name) "
+        "VALUES (?, 0, 'human', ?, 'Old')",
+        (gid, BIG_USER),
+    )
+    await db.close()
+
+    db = await Database.open(path)  # upgraded on open
+    try:
+        assert await migrations.get_version(db) == LATEST_VERSION
+        names = await _tables_and_indexes(db)
+        assert {"seats_by_user", "games_unfinished", "scores_leaderboard"} <= names
+        game = await repo.get_game(db, gid)
+        assert game is not None
+        assert game.version == 3 and game.turn_deadline is None
+        assert game.chat_id == BIG_CHAT and game.creator_id == BIG_USER
+        assert [s.user_id for s in game.seats] == [BIG_USER]
+        assert [g.game_id for g in await repo.games_of_user(db, BIG_USER)] == [gid]
+        await repo.set_turn_deadline(db, gid, 12345.5)
+        game = await repo.get_game(db, gid)
+        assert game is not None and game.turn_deadline == 12345.5
+    finally:
+        await db.close()
+
+
+async def test_failed_migration_step_rolls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "f.db"
+    db = await Database.open(path)
+    await db.close()
+
+    async def broken(tx: object) -> None:
+        await tx.execute("CREATE TABLE half_done (x INTEGER)")  # type: ignore[attr-defined]
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, broken])
+    monkeypatch.setattr(migrations, "LATEST_VERSION", LATEST_VERSION + 1)
+    with pytest.raises(RuntimeError, match="boom"):
+        await Database.open(path)
+    monkeypatch.undo()
+    db = await Database.open(path)
+    try:
+        assert await migrations.get_version(db) == LATEST_VERSION
+        assert "half_done" not in await _tables_and_indexes(db)
+    finally:
+        await db.close()
+
+
+async def test_refuses_too_new_schema(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    db = await Database.open(path)
+    await db.execute("UPDATE schema_version SET version = ?", (LATEST_VERSION + 5,))
+    await db.close()
+    for kwargs in ({}, {"migrate": False}):
+        with pytest.raises(SchemaTooNew) as ei:
+            await Database.open(path, **kwargs)  # type: ignore[arg-type]
+        assert ei.value.db_version == LATEST_VERSION + 5
+        assert ei.value.code_version == LATEST_VERSION
+        assert ei.value.code == "schema_too_new"
+        assert "newer" in str(ei.value)
+    # nothing was changed
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT version FROM schema_version").fetchone()[0] == LATEST_VERSION + 5
+    raw.close()
+
+
+async def test_refuses_foreign_database(tmp_path: Path) -> None:
+    path = tmp_path / "foreign.db"
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE something_else (x)")
+    raw.commit()
+    raw.close()
+    with pytest.raises(StorageError) as ei:
+        await Database.open(path)
+    assert ei.value.code == "unknown_schema"
+
+
+async def test_concurrent_first_open(tmp_path: Path) -> None:
+    path = tmp_path / "race.db"
+    dbs = await asyncio.gather(*(Database.open(path) for _ in range(3)))
+    try:
+        for d in dbs:
+            assert await migrations.get_version(d) == LATEST_VERSION
+    finally:
+        for d in dbs:
+            await d.close()
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+async def test_rollback_on_exception_leaves_nothing(db: Database) -> None:
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as tx:
+            gid = await repo.create_lobby(tx, -5, 0, 1, "{}")
+            await repo.add_seat(tx, gid, SeatRow.human(0, 1, "Anna"))
+            await repo.upsert_user(tx, 1, "Anna")
+            await repo.apply_score_deltas(tx, -5, [ScoreDelta(1, "Anna", 10)])
+            assert await repo.get_game(tx, gid) is not None
+            raise RuntimeError("crash mid-transaction")
+    assert await db.fetchval("SELECT COUNT(*) FROM games") == 0
+    assert await db.fetchval("SELECT COUNT(*) FROM seats") == 0
+    assert await db.fetchval("SELECT COUNT(*) FROM users") == 0
+    assert await repo.leaderboard(db, -5) == []
+    # the slot is free again and the connection is usable
+    assert await repo.create_lobby(db, -5, 0, 1, "{}") > 0
+
+
+async def test_stale_version_rolls_back_whole_transaction(db: Database) -> None:
+    gid = await _playing_game(db)
+    with pytest.raises(StaleVersion):
+        async with db.transaction() as tx:
+            await repo.apply_score_deltas(tx, -100, [ScoreDelta(1, "Anna", 10)])
+            await repo.record_action(tx, gid, 7, 0, "P", "human", 1, SNAP)
+    assert await repo.leaderboard(db, -100) == []
+
+
+async def test_nested_transaction_is_a_savepoint(db: Database) -> None:
+    async with db.transaction() as tx:
+        await repo.upsert_user(tx, 1, "kept")
+        with pytest.raises(ValueError):
+            async with tx.transaction() as inner:
+                await repo.upsert_user(inner, 2, "discarded")
+                raise ValueError
+        # the same task using `db` inside its transaction joins it (no deadlock)
+        await repo.upsert_user(db, 3, "joined")
+        async with db.transaction() as nested:
+            assert nested is tx
+    ids = [r[0] for r in await db.fetch("SELECT user_id FROM users ORDER BY user_id")]
+    assert ids == [1, 3]
+
+
+async def test_cancelled_transaction_rolls_back_and_releases_lock(db: Database) -> None:
+    inside = asyncio.Event()
+
+    async def slow_handler() -> None:
+        async with db.transaction() as tx:
+            await repo.upsert_user(tx, 1, "half")
+            inside.set()
+            await asyncio.sleep(30)
+
+    task = asyncio.create_task(slow_handler())
+    await inside.wait()
+    waiter = asyncio.create_task(repo.upsert_user(db, 2, "waiting"))  # queued on the lock
+    await asyncio.sleep(0.01)
+    assert not waiter.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await waiter
+    assert await repo.get_user(db, 1) is None
+    assert await repo.get_user(db, 2) is not None
+
+
+async def test_transaction_object_unusable_after_block(db: Database) -> None:
+    async with db.transaction() as tx:
+        pass
+    with pytest.raises(StorageError) as ei:
+        await tx.execute("SELECT 1")
+    assert ei.value.code == "transaction_closed"
+
+
+async def test_transactions_of_two_tasks_do_not_interleave(db: Database) -> None:
+    await db.execute("INSERT INTO users (user_id, first_name, updated_at) VALUES (1, '0', 0)")
+
+    async def increment() -> None:
+        async with db.transaction() as tx:
+            value = int(await tx.fetchval("SELECT first_name FROM users WHERE user_id = 1"))
+            await asyncio.sleep(0.01)  # another task gets the event loop here
+            await tx.execute("UPDATE users SET first_name = ? WHERE user_id = 1", (str(value + 1),))
+
+    await asyncio.gather(*(increment() for _ in range(10)))
+    assert await db.fetchval("SELECT first_name FROM users WHERE user_id = 1") == "10"
+
+
+# --------------------------------------------------------------------------- games
+
+
+async def test_one_active_game_per_chat_and_thread(db: Database) -> None:
+    g1 = await repo.create_lobby(db, BIG_CHAT, 0, BIG_USER, "{}")
+    with pytest.raises(ActiveGameExists) as ei:
+        await repo.create_lobby(db, BIG_CHAT, 0, 2, "{}")
+    assert ei.value.game_id == g1 and ei.value.chat_id == BIG_CHAT
+    # other forum topics and other chats are independent
+    g2 = await repo.create_lobby(db, BIG_CHAT, 77, 2, "{}")
+    g3 = await repo.create_lobby(db, -42, 0, 2, "{}")
+    assert len({g1, g2, g3}) == 3
+    active = await repo.get_active_game(db, BIG_CHAT, 0)
+    assert active is not None and active.game_id == g1 and active.status == "lobby"
+    assert (await repo.get_active_game(db, BIG_CHAT, 77)).game_id == g2  # type: ignore[union-attr]
+    assert await repo.get_active_game(db, BIG_CHAT, 5) is None
+    # a running game still blocks; a finished/cancelled one frees the slot
+    await repo.start_game(db, g1, 1, SNAP, seats=[SeatRow.human(0, BIG_USER, "Big")])
+    with pytest.raises(ActiveGameExists):
+        await repo.create_lobby(db, BIG_CHAT, 0, 2, "{}")
+    await repo.set_status(db, g1, "cancelled")
+    g4 = await repo.create_lobby(db, BIG_CHAT, 0, 2, "{}")
+    assert (await repo.get_active_game(db, BIG_CHAT)).game_id == g4  # type: ignore[union-attr]
+    # reviving the cancelled one would make two active games
+    with pytest.raises(ActiveGameExists):
+        await repo.set_status(db, g1, "playing")
+    unfinished = await repo.list_unfinished_games(db)
+    assert [g.game_id for g in unfinished] == [g2, g3, g4]
+
+
+async def test_lobby_seats(db: Database) -> None:
+    gid = await repo.create_lobby(db, -1, 0, 10, '{"seats": 5}')
+    await repo.add_seat(db, gid, SeatRow.human(0, 10, "Ann", "it"))
+    with pytest.raises(SeatTaken):
+        await repo.add_seat(db, gid, SeatRow.human(0, 11, "Ben"))  # seat occupied
+    with pytest.raises(SeatTaken):
+        await repo.add_seat(db, gid, SeatRow.human(3, 10, "Ann"))  # user already seated
+    with pytest.raises(SeatTaken):
+        await repo.take_free_seat(db, gid, SeatRow.human(0, 10, "Ann"), 5)
+    assert await repo.take_free_seat(db, gid, SeatRow.human(0, 11, "Ben"), 5) == 1
+    assert await repo.take_free_seat(db, gid, SeatRow.computer(0, "Cpu", "hard"), 5) == 2
+    assert await repo.remove_seat(db, gid, 1) is True
+    assert await repo.remove_seat(db, gid, 1) is False
+    assert await repo.take_free_seat(db, gid, SeatRow.human(0, 12, "Cid"), 5) == 1
+    for uid in (13, 14):
+        assert await repo.take_free_seat(db, gid, SeatRow.human(0, uid, "x"), 5) is not None
+    assert await repo.take_free_seat(db, gid, SeatRow.human(0, 15, "late"), 5) is None
+    game = await repo.get_game(db, gid)
+    assert game is not None
+    assert [s.seat for s in game.seats] == [0, 1, 2, 3, 4]
+    assert game.seat_of(10) == SeatRow.human(0, 10, "Ann", "it")
+    assert game.seat(2) == SeatRow.computer(2, "Cpu", "hard")
+    with pytest.raises(ValueError):
+        SeatRow(0, "human", None, "nobody")
+    with pytest.raises(SeatTaken):
+        await repo.set_seats(db, gid, [SeatRow.human(0, 1, "a"), SeatRow.human(0, 2, "b")])
+
+    await repo.start_game(db, gid, 99, SNAP)
+    with pytest.raises(StatusConflict) as ei:
+        await repo.start_game(db, gid, 99, SNAP)  # double click on "start"
+    assert ei.value.actual == "playing"
+    with pytest.raises(StatusConflict):
+        await repo.add_seat(db, gid, SeatRow.human(4, 99, "late"))
+    with pytest.raises(StatusConflict):
+        await repo.remove_seat(db, gid, 0)
+    with pytest.raises(GameNotFound):
+        await repo.add_seat(db, 12345, SeatRow.human(0, 1, "x"))
+
+
+async def test_start_game_and_seat_updates(db: Database) -> None:
+    gid = await _playing_game(db)
+    game = await repo.get_game(db, gid)
+    assert game is not None
+    assert game.status == "playing" and game.version == 0 and game.seed == 1234
+    assert game.snapshot_json == SNAP and game.settings_json == '{"variant": "x"}'
+    assert len(game.seats) == 5
+
+    await repo.set_seat_away(db, gid, 1, True)
+    assert await repo.add_afk_strike(db, gid, 1) == 1
+    assert await repo.add_afk_strike(db, gid, 1) == 2
+    await repo.set_afk_strikes(db, gid, 0, 3)
+    game = await repo.get_game(db, gid)
+    assert game is not None and game.seats[1].away and game.seats[1].afk_strikes == 2
+    assert game.seats[0].afk_strikes == 3
+    with pytest.raises(LookupError):
+        await repo.set_seat_away(db, gid, 9, True)
+    with pytest.raises(GameNotFound):
+        await repo.set_seat_away(db, 999, 0, True)
+
+    assert [g.game_id for g in await repo.games_of_user(db, 2)] == [gid]
+    await repo.replace_seat_with_computer(db, gid, 1, "Cpu 3", "medium")
+    assert await repo.games_of_user(db, 2) == []
+    game = await repo.get_game(db, gid)
+    assert game is not None
+    assert game.seats[1] == SeatRow.computer(1, "Cpu 3", "medium")
+
+
+async def test_ui_json(db: Database) -> None:
+    gid = await repo.create_lobby(db, -1, 0, 1, "{}")
+    await repo.update_ui(db, gid, '{"lobby_msg": 10}')
+    new = await repo.patch_ui(db, gid, {"table_msg": 11, "hands": {"1": 12}})
+    assert json.loads(new) == {"lobby_msg": 10, "table_msg": 11, "hands": {"1": 12}}
+    await repo.patch_ui(db, gid, {"lobby_msg": None})
+    game = await repo.get_game(db, gid)
+    assert game is not None
+    assert json.loads(game.ui_json) == {"table_msg": 11, "hands": {"1": 12}}
+    with pytest.raises(ValueError):
+        await repo.update_ui(db, gid, "{not json")
+    with pytest.raises(GameNotFound):
+        await repo.update_ui(db, 999, "{}")
+
+
+async def test_games_of_user_across_chats(db: Database) -> None:
+    a = await repo.create_lobby(db, -1, 0, BIG_USER, "{}")
+    b = await repo.create_lobby(db, -2, 5, 1, "{}")
+    c = await repo.create_lobby(db, -3, 0, 1, "{}")
+    await repo.add_seat(db, a, SeatRow.human(0, BIG_USER, "Big"))
+    await repo.add_seat(db, b, SeatRow.human(3, BIG_USER, "Big"))
+    await repo.add_seat(db, c, SeatRow.human(0, 1, "Other"))
+    assert [g.game_id for g in await repo.games_of_user(db, BIG_USER)] == [a, b]
+    await repo.set_status(db, a, "cancelled")
+    assert [g.game_id for g in await repo.games_of_user(db, BIG_USER)] == [b]
+    everything = await repo.games_of_user(db, BIG_USER, active_only=False)
+    assert [g.game_id for g in everything] == [a, b]
+    ended = everything[0]
+    assert ended.status == "cancelled" and ended.finished_at is not None
+
+
+# --------------------------------------------------------------------------- actions
+
+
+async def test_record_action_optimistic_concurrency(db: Database, clock: FakeClock) -> None:
+    gid = await _playing_game(db)
+    codes = ["P", "rA", "t75", "o5.65", "K"]
+    for i, code in enumerate(codes):
+        async with db.transaction() as tx:
+            v = await repo.record_action(
+                tx, gid, i, i % 5, code, "human", 1, f'{{"n": {i + 1}}}', turn_deadline=100.0 + i
+            )
+        assert v == i + 1
+
+    # a second writer with the same expected_version loses and writes nothing
+    with pytest.raises(StaleVersion) as ei:
+        await repo.record_action(db, gid, 4, 0, "sd", "human", 2, '{"bad": true}')
+    assert ei.value.expected_version == 4 and ei.value.actual_version == 5
+    game = await repo.get_game(db, gid)
+    assert game is not None
+    assert game.version == 5 and game.snapshot_json == '{"n": 5}' and game.turn_deadline == 104.0
+    actions = await repo.load_actions(db, gid)
+    assert [a.seq for a in actions] == [1, 2, 3, 4, 5]  # no gaps
+    assert [a.code for a in actions] == codes
+    assert actions[0].actor == "human" and actions[0].user_id == 1
+    assert actions[0].created_at == int(clock.t)
+    assert [a.seq for a in await repo.load_actions(db, gid, after_seq=3)] == [4, 5]
+
+    # the last action ends the game
+    clock.t += 60
+    v = await repo.record_action(db, gid, 5, None, "cAd", "system", None, '{"n": 6}', "finished")
+    assert v == 6
+    game = await repo.get_game(db, gid)
+    assert game is not None
+    assert game.status == "finished" and game.finished_at == int(clock.t)
+    assert game.turn_deadline is None
+    with pytest.raises(StatusConflict):
+        await repo.record_action(db, gid, 6, 0, "P", "timeout", None, "{}")
+    with pytest.raises(GameNotFound):
+        await repo.record_action(db, 999, 0, 0, "P", "human", 1, "{}")
+    with pytest.raises(ValueError):
+        await repo.record_action(db, gid, 6, 0, "P", "robot", 1, "{}")  # type: ignore[arg-type]
+
+
+async def test_concurrent_clicks_exactly_one_wins(db: Database) -> None:
+    gid = await _playing_game(db)
+
+    async def click(user: int) -> int | None:
+        game = await repo.get_game(db, gid)
+        assert game is not None
+        await asyncio.sleep(0)  # both read version 0 before either writes
+        try:
+            async with db.transaction() as tx:
+                return await repo.record_action(
+                    tx, gid, game.version, 0, f"c{user}", "human", user, f'{{"by": {user}}}'
+                )
+        except StaleVersion:
+            return None
+
+    results = await asyncio.gather(*(click(u) for u in range(1, 6)))
+    assert sorted(results, key=lambda r: r or 0) == [None, None, None, None, 1]
+    actions = await repo.load_actions(db, gid)
+    assert len(actions) == 1
+    game = await repo.get_game(db, gid)
+    assert game is not None and game.version == 1
+    assert game.snapshot_json == f'{{"by": {actions[0].user_id}}}'
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(min_value=-1, max_value=3), min_size=1, max_size=30))
+def test_version_and_seq_stay_gapless(offsets: list[int]) -> None:
+    """Random writers guessing versions near the current one: the log stays 1..n."""
+
+    async def run() -> None:
+        async with await Database.open(":memory:") as mdb:
+            gid = await _playing_game(mdb)
+            version = 0
+            for off in offsets:
+                guess = max(0, version + off)
+                try:
+                    version = await repo.record_action(mdb, gid, guess, 0, "P", "human", 1, "{}")
+                    assert guess == version - 1
+                except StaleVersion:
+                    assert guess != version
+            seqs = [a.seq for a in await repo.load_actions(mdb, gid)]
+            assert seqs == list(range(1, version + 1))
+
+    asyncio.run(run())
+
+
+async def test_smazzata_results(db: Database) -> None:
+    gid = await _playing_game(db)
+    await repo.record_smazzata_result(db, gid, 0, '{"points": [61, 59]}')
+    await repo.record_smazzata_result(db, gid, 1, '{"points": [120, 0]}')
+    with pytest.raises(IntegrityViolation):
+        await repo.record_smazzata_result(db, gid, 1, "{}")
+    rows = await repo.load_smazzata_results(db, gid)
+    assert [(r.smazzata_index, json.loads(r.result_json)["points"][0]) for r in rows] == [
+        (0, 61),
+        (1, 120),
+    ]
+
+
+# --------------------------------------------------------------------------- users, chats
+
+
+async def test_users_and_chats_64bit(db: Database, clock: FakeClock) -> None:
+    await repo.upsert_user(db, BIG_USER, "Zoë", "Rossi", "zoe", "it")
+    await repo.set_private_ok(db, BIG_USER, True)
+    clock.t += 5
+    await repo.upsert_user(db, BIG_USER, "Zoe", None, "zoe2", "en")  # keeps private_ok
+    user = await repo.get_user(db, BIG_USER)
+    assert user is not None
+    assert (user.user_id, user.first_name, user.username, user.private_ok) == (
+        BIG_USER,
+        "Zoe",
+        "zoe2",
+        True,
+    )
+    assert user.updated_at == int(clock.t)
+    await repo.set_private_ok(db, BIG_USER, False)
+    assert (await repo.get_user(db, BIG_USER)).private_ok is False  # type: ignore[union-attr]
+    await repo.set_private_ok(db, 2**62, True)  # unknown user -> bare row
+    assert (await repo.get_user(db, 2**62)).private_ok is True  # type: ignore[union-attr]
+    assert await repo.get_user(db, 5) is None
+
+    assert await repo.get_chat_settings(db, BIG_CHAT) is None
+    await repo.save_chat_settings(db, BIG_CHAT, "it", '{"timeout": 60}')
+    await repo.save_chat_settings(db, BIG_CHAT, "en", '{"timeout": 90}')
+    chat = await repo.get_chat_settings(db, BIG_CHAT)
+    assert chat is not None
+    assert (chat.chat_id, chat.language, chat.settings_json) == (BIG_CHAT, "en", '{"timeout": 90}')
+
+    gid = await repo.create_lobby(db, BIG_CHAT, 2**31 + 5, BIG_USER, "{}")
+    await repo.start_game(db, gid, 2**63 - 1, SNAP, seats=[SeatRow.human(0, BIG_USER, "Zoe")])
+    game = await repo.get_game(db, gid)
+    assert game is not None
+    assert (game.chat_id, game.thread_id, game.creator_id, game.seed) == (
+        BIG_CHAT,
+        2**31 + 5,
+        BIG_USER,
+        2**63 - 1,
+    )
+    with pytest.raises(ValueError):
+        await repo.upsert_user(db, 2**64, "too big")
+
+
+# --------------------------------------------------------------------------- scores
+
+
+async def test_scores_accumulate_and_leaderboard_order(db: Database) -> None:
+    chat = BIG_CHAT
+    async with db.transaction() as tx:
+        await repo.apply_score_deltas(
+            tx,
+            chat,
+            [
+                ScoreDelta(1, "anna", 4, won=True, chiamante=True),
+                ScoreDelta(2, "Bruno", 2, won=True),
+                ScoreDelta(BIG_USER, "Carla", -1),
+                ScoreDelta(4, "dario", -1),
+                ScoreDelta(5, "Elena", -1),
+            ],
+        )
+    async with db.transaction() as tx:
+        await repo.apply_score_deltas(
+            tx,
+            chat,
+            [
+                ScoreDelta(1, "Anna R.", -2, chiamante=True),
+                ScoreDelta(2, "", -1),  # empty name keeps the old one
+                ScoreDelta(BIG_USER, "Carla", 1, won=True),
+                ScoreDelta(4, "dario", 1, won=True),
+                ScoreDelta(5, "Elena", 1, won=True),
+            ],
+        )
+        await repo.record_match_end(tx, chat, [1, 2, BIG_USER, 4, 5], [BIG_USER, 4, 5])
+    board = await repo.leaderboard(db, chat)
+    assert [(r.display_name, r.total) for r in board] == [
+        ("Anna R.", 2),
+        ("Bruno", 1),
+        ("Carla", 0),  # ties ordered by name, case-insensitively
+        ("dario", 0),
+        ("Elena", 0),
+    ]
+    anna = board[0]
+    assert (anna.smazzate, anna.smazzate_won, anna.chiamante_count, anna.chiamante_wins) == (
+        2,
+        1,
+        2,
+        1,
+    )
+    assert (anna.matches, anna.matches_won) == (1, 0)
+    carla = await repo.get_score(db, chat, BIG_USER)
+    assert carla is not None and (carla.matches, carla.matches_won) == (1, 1)
+    assert [r.user_id for r in await repo.leaderboard(db, chat, limit=2)] == [1, 2]
+    assert await repo.leaderboard(db, -999) == []
+    with pytest.raises(ValueError):
+        await repo.apply_score_deltas(db, chat, [ScoreDelta(1, "a", 1), ScoreDelta(1, "a", 1)])
+    with pytest.raises(ValueError):
+        await repo.record_match_end(db, chat, [1], [2])
+    assert await repo.reset_scores(db, chat) == 5
+    assert await repo.leaderboard(db, chat) == []
+
+
+async def test_record_match_end_creates_rows_with_known_name(db: Database) -> None:
+    await repo.upsert_user(db, 7, "Gino")
+    await repo.record_match_end(db, -1, [7, 8], [7])
+    rows = {r.user_id: r for r in await repo.leaderboard(db, -1)}
+    assert rows[7].display_name == "Gino" and rows[7].matches_won == 1
+    assert rows[8].display_name == "" and rows[8].matches == 1 and rows[8].total == 0
+
+
+# --------------------------------------------------------------------------- chat migration
+
+
+async def test_migrate_chat_moves_and_merges(db: Database, clock: FakeClock) -> None:
+    old, new = -4_000_000_001, -1_004_000_000_001
+    await repo.save_chat_settings(db, old, "it", '{"deck": "napoletane"}')
+    finished = await _playing_game(db, old)
+    await repo.set_status(db, finished, "finished")
+    active_old = await repo.create_lobby(db, old, 0, 1, "{}")
+    await repo.apply_score_deltas(
+        db, old, [ScoreDelta(1, "Anna", 5, won=True), ScoreDelta(2, "Bruno", -5)]
+    )
+    await repo.record_match_end(db, old, [1, 2], [1])
+    clock.t += 10
+    # messages already arrived from the new supergroup: a lobby and a score row
+    active_new = await repo.create_lobby(db, new, 0, 3, "{}")
+    await repo.apply_score_deltas(db, new, [ScoreDelta(1, "Anna B.", 3, chiamante=True)])
+
+    result = await repo.migrate_chat(db, old, new)
+    assert result.settings_moved
+    assert result.games_moved == 2
+    assert result.games_cancelled == (active_old,)
+    assert (result.scores_moved, result.scores_merged) == (2, 1)
+
+    assert await repo.get_chat_settings(db, old) is None
+    chat = await repo.get_chat_settings(db, new)
+    assert chat is not None and chat.settings_json == '{"deck": "napoletane"}'
+    assert await db.fetchval("SELECT COUNT(*) FROM games WHERE chat_id = ?", (old,)) == 0
+    active = await repo.get_active_game(db, new)
+    assert active is not None and active.game_id == active_new
+    cancelled = await repo.get_game(db, active_old)
+    assert cancelled is not None and cancelled.status == "cancelled"
+    assert cancelled.chat_id == new
+    assert await repo.leaderboard(db, old) == []
+    board = {r.user_id: r for r in await repo.leaderboard(db, new)}
+    assert board[1].total == 8 and board[1].smazzate == 2 and board[1].matches == 1
+    assert board[1].display_name == "Anna B."  # the newer name wins
+    assert board[1].chiamante_count == 1
+    assert board[2].total == -5 and board[2].display_name == "Bruno"
+    # history (actions) stays attached to the moved games
+    assert (await repo.get_game(db, finished)).chat_id == new  # type: ignore[union-attr]
+
+    again = await repo.migrate_chat(db, old, new)  # idempotent
+    assert again.games_moved == 0 and again.scores_moved == 0 and not again.settings_moved
+    assert {r.user_id: r.total for r in await repo.leaderboard(db, new)} == {1: 8, 2: -5}
+
+
+async def test_migrate_chat_keeps_newer_settings_and_is_atomic(
+    db: Database, clock: FakeClock
+) -> None:
+    await repo.save_chat_settings(db, -1, "it", '{"v": "old"}')
+    clock.t += 1
+    await repo.save_chat_settings(db, -2, "en", '{"v": "new"}')
+    await repo.apply_score_deltas(db, -1, [ScoreDelta(1, "A", 1)])
+    # a failure in the caller's transaction undoes the whole migration
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as tx:
+            await repo.migrate_chat(tx, -1, -2)
+            raise RuntimeError
+    assert (await repo.get_chat_settings(db, -1)) is not None
+    assert [r.user_id for r in await repo.leaderboard(db, -1)] == [1]
+    result = await repo.migrate_chat(db, -1, -2)
+    assert not result.settings_moved
+    chat = await repo.get_chat_settings(db, -2)
+    assert chat is not None and chat.settings_json == '{"v": "new"}'
+    assert await repo.get_chat_settings(db, -1) is None
+    assert await repo.migrate_chat(db, -2, -2) == type(result)()
