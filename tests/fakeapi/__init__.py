@@ -1,0 +1,34 @@
+"""A local fake Telegram Bot API server for end-to-end tests of the bot.
+
+Entry point: `FakeTelegram` (server.py).  README.md in this package documents the API, the
+enforced limits (with Telegram's error descriptions) and the known gaps.
+"""
+
+from .client import CallbackAnswer, CallbackQueryHandle, FakeUser
+from .errors import ApiError, FakeClientError, WaitTimeout
+from .html import HtmlParseError, parse_html, utf16_len
+from .limits import FloodLimits, FloodViolation
+from .markup import Button
+from .models import BotIdentity, FakeChat, FakeMessage
+from .server import ApiCall, FakeTelegram, Fault
+
+__all__ = [
+    "ApiCall",
+    "ApiError",
+    "BotIdentity",
+    "Button",
+    "CallbackAnswer",
+    "CallbackQueryHandle",
+    "FakeChat",
+    "FakeClientError",
+    "FakeMessage",
+    "FakeTelegram",
+    "FakeUser",
+    "Fault",
+    "FloodLimits",
+    "FloodViolation",
+    "HtmlParseError",
+    "WaitTimeout",
+    "parse_html",
+    "utf16_len",
+]

@@ -1,0 +1,225 @@
+"""The simulated users' side: `FakeUser` actions and callback-query handles.
+
+Every action produces the update a real Telegram client would cause (message,
+callback_query, my_chat_member, edited_message) and refuses, with `FakeClientError`,
+what a real client could not do (writing in a group the user is not in, pressing a button
+that the message does not have, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import FakeClientError, WaitTimeout
+
+if TYPE_CHECKING:
+    from .models import FakeChat, FakeMessage
+    from .world import World
+
+_PAYLOAD_RE = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
+
+
+class FakeUser:
+    """A simulated Telegram user.  Create with `FakeTelegram.add_user`."""
+
+    def __init__(
+        self,
+        world: World,
+        id: int,
+        first_name: str,
+        *,
+        last_name: str | None = None,
+        username: str | None = None,
+        language_code: str | None = None,
+        is_premium: bool = False,
+    ):
+        self._world = world
+        self.id = id
+        self.first_name = first_name
+        self.last_name = last_name
+        self.username = username
+        self.language_code = language_code
+        self.is_premium = is_premium
+        self.started = False  # has pressed Start (or written to the bot) at least once
+        self.blocked = False  # has blocked the bot
+
+    # -- JSON ---------------------------------------------------------------------------
+    def name_fields(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"first_name": self.first_name}
+        if self.last_name:
+            data["last_name"] = self.last_name
+        if self.username:
+            data["username"] = self.username
+        return data
+
+    def to_api(self) -> dict[str, Any]:
+        """The ``User`` JSON object."""
+        data: dict[str, Any] = {"id": self.id, "is_bot": False, **self.name_fields()}
+        if self.language_code:
+            data["language_code"] = self.language_code
+        if self.is_premium:
+            data["is_premium"] = True
+        return data
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.first_name} {self.last_name}" if self.last_name else self.first_name
+
+    @property
+    def private_chat(self) -> FakeChat:
+        """The private chat between this user and the bot."""
+        return self._world.private_chat(self)
+
+    def __repr__(self) -> str:
+        return f"<FakeUser {self.id} {self.full_name!r}>"
+
+    # -- private chat with the bot ---------------------------------------------------------
+    async def start_bot(self, payload: str | None = None) -> FakeMessage:
+        """Press Start (or open a ``t.me/<bot>?start=<payload>`` link): sends ``/start [payload]``.
+
+        Unblocks the bot if it was blocked (a my_chat_member update is sent then).
+        """
+        if payload is not None and not _PAYLOAD_RE.match(payload):
+            raise FakeClientError(f"invalid start payload {payload!r}: [A-Za-z0-9_-]{{0,64}}")
+        if self.blocked:
+            self.unblock_bot()
+        self.started = True
+        text = "/start" if not payload else f"/start {payload}"
+        return await self.send(self.private_chat, text)
+
+    def block_bot(self) -> None:
+        """Block the bot: it gets a my_chat_member (member -> kicked) and 403 on sends."""
+        if not self.blocked:
+            self.blocked = True
+            self._world.my_chat_member(self.private_chat, self, "member", "kicked")
+
+    def unblock_bot(self) -> None:
+        """Unblock the bot (my_chat_member kicked -> member)."""
+        if self.blocked:
+            self.blocked = False
+            self._world.my_chat_member(self.private_chat, self, "kicked", "member")
+
+    async def dm(self, text: str) -> FakeMessage:
+        """Send ``text`` to the bot in the private chat."""
+        return await self.send(self.private_chat, text)
+
+    # -- messages -------------------------------------------------------------------------
+    async def send(
+        self,
+        chat: FakeChat | FakeUser,
+        text: str,
+        *,
+        reply_to: FakeMessage | None = None,
+        thread_id: int | None = None,
+    ) -> FakeMessage:
+        """Send a text message; commands (``/cmd``, ``/cmd@Bot``) get bot_command entities."""
+        target = chat.private_chat if isinstance(chat, FakeUser) else chat
+        message = self._world.user_message(
+            self, target, text, reply_to=reply_to, thread_id=thread_id
+        )
+        await asyncio.sleep(0)
+        return message
+
+    async def reply(self, message: Any, text: str) -> FakeMessage:
+        """Reply to ``message`` (a FakeMessage or a PTB Message) in its chat."""
+        original = self._world.lookup_message(message)
+        return await self.send(original.chat, text, reply_to=original, thread_id=original.thread_id)
+
+    async def edit(self, message: FakeMessage, text: str) -> FakeMessage:
+        """Edit one of this user's messages (the bot gets an edited_message update)."""
+        edited = self._world.user_edit(self, message, text)
+        await asyncio.sleep(0)
+        return edited
+
+    # -- buttons ----------------------------------------------------------------------------
+    async def press(self, message: Any, data: str, *, check: bool = True) -> CallbackQueryHandle:
+        """Press the inline button with ``callback_data == data`` on ``message``.
+
+        ``message`` may be a FakeMessage, a PTB Message or ``(chat_id, message_id)``; the
+        current state of the message is used.  With ``check=False`` any data is sent, as
+        a client showing an outdated keyboard would.
+        """
+        current = self._world.lookup_message(message)
+        if check and data not in [b.callback_data for b in current.buttons]:
+            raise FakeClientError(
+                f"message {current.chat.id}/{current.message_id} has no button with "
+                f"callback_data {data!r}; buttons: {current.button_pairs}"
+            )
+        handle = self._world.callback_query(self, current, data)
+        await asyncio.sleep(0)
+        return handle
+
+    async def press_button(self, message: Any, text: str) -> CallbackQueryHandle:
+        """Press the callback button whose text equals/contains ``text``."""
+        current = self._world.lookup_message(message)
+        button = current.button(text)
+        if button.callback_data is None:
+            raise FakeClientError(f"button {button.text!r} is not a callback button: {button.raw}")
+        return await self.press(current, button.callback_data)
+
+    # -- groups -------------------------------------------------------------------------------
+    async def join(self, group: FakeChat) -> FakeMessage | None:
+        """Join ``group`` (service message new_chat_members)."""
+        return self._world.add_member(group, self, announce=True)
+
+    async def leave(self, group: FakeChat) -> FakeMessage | None:
+        """Leave ``group`` (service message left_chat_member)."""
+        return self._world.remove_member(group, self, announce=True)
+
+
+@dataclass(frozen=True)
+class CallbackAnswer:
+    """What the bot answered to a callback query."""
+
+    text: str | None
+    show_alert: bool
+    url: str | None
+    cache_time: int
+    at: float
+
+
+class CallbackQueryHandle:
+    """A pressed button: awaitable, resolves to the bot's `CallbackAnswer`."""
+
+    def __init__(self, query_id: str, user: FakeUser, message: FakeMessage, data: str):
+        self.id = query_id
+        self.user = user
+        self.message = message
+        self.data = data
+        self.created_at = time.monotonic()
+        self.answer: CallbackAnswer | None = None
+        self._event = asyncio.Event()
+
+    @property
+    def answered(self) -> bool:
+        return self.answer is not None
+
+    def resolve(self, answer: CallbackAnswer) -> None:
+        """Record the bot's answer (called by answerCallbackQuery)."""
+        self.answer = answer
+        self._event.set()
+
+    async def wait(self, timeout: float = 5.0) -> CallbackAnswer:
+        """Wait until the bot answers the query."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except TimeoutError:
+            raise WaitTimeout(
+                f"callback query {self.id} ({self.data!r} by {self.user.full_name!r} on "
+                f"message {self.message.chat.id}/{self.message.message_id}) was not answered "
+                f"within {timeout}s"
+            ) from None
+        assert self.answer is not None
+        return self.answer
+
+    def __await__(self) -> Generator[Any, None, CallbackAnswer]:
+        return self.wait().__await__()
+
+    def __repr__(self) -> str:
+        state = "answered" if self.answered else "pending"
+        return f"<CallbackQuery {self.id} {self.data!r} by {self.user.first_name!r} {state}>"
