@@ -1,0 +1,1 @@
+"""Telegram bot for Briscola chiamata (python-telegram-bot 22)."""

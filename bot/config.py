@@ -1,0 +1,84 @@
+"""Settings from the environment and ``.env`` (pydantic-settings).
+
+Every setting is documented in ``.env.example``. :func:`load_settings` turns any problem
+into one :class:`ConfigError` whose message is a single readable line.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Language = Literal["it", "en"]
+LEVEL_NAMES = ("facile", "normale", "forte")
+
+
+class ConfigError(Exception):
+    """A missing or malformed setting; ``str()`` is one line fit for the console."""
+
+
+class Settings(BaseSettings):
+    """The bot's configuration (environment variables, case-insensitive, or ``.env``)."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    bot_token: SecretStr
+    telegram_base_url: str | None = None
+    telegram_base_file_url: str | None = None
+    database_url: str = "sqlite:///briscola.db"
+    default_language: Language = "it"
+    turn_timeout_seconds: int = Field(default=90, ge=0, le=86400)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    admin_chat_id: int | None = None
+    #: Level of the computer players added from the lobby (facile, normale, forte).
+    computer_level: Literal["facile", "normale", "forte"] = "normale"
+    #: Pause before each computer move, so that people can follow the table.
+    computer_delay_seconds: float = Field(default=1.0, ge=0, le=30)
+    #: Budget of sends + edits per group per rolling minute (Telegram: about 20; we keep
+    #: a small safety margin by default).
+    group_messages_per_minute: int = Field(default=18, ge=1, le=1000)
+
+    @field_validator("bot_token")
+    @classmethod
+    def _token_shape(cls, value: SecretStr) -> SecretStr:
+        token = value.get_secret_value().strip()
+        if ":" not in token or not token.split(":", 1)[0].isdigit():
+            raise ValueError("must look like 123456:ABC... (from @BotFather)")
+        return SecretStr(token)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("telegram_base_url", "telegram_base_file_url", "admin_chat_id", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("telegram_base_url", "telegram_base_file_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @property
+    def log_level_number(self) -> int:
+        return int(logging.getLevelName(self.log_level))
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings; raise :class:`ConfigError` with a one-line explanation."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            name = ".".join(str(p) for p in err["loc"]).upper() or "settings"
+            message = "is required" if err["type"] == "missing" else err["msg"]
+            problems.append(f"{name} {message}")
+        raise ConfigError("configuration error: " + "; ".join(problems)) from None

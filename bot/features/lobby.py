@@ -1,0 +1,373 @@
+"""Lobby: /nuova, /entra, /esci, /inizia, /annulla, the lobby buttons and deep-link joins."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from telegram import Update, User
+from telegram.error import Forbidden, TelegramError
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from bot import callbacks as cb
+from bot.features.common import alert, private_only_reply, refuse_in_private
+from bot.i18n import tr
+from bot.render import keyboards as kb
+from bot.render import texts
+from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
+from bot.service import Refused
+from bot.tables import ui_of
+from storage import ActiveGameExists, GameRow, SeatRow, SeatTaken, StatusConflict, repo
+
+log = logging.getLogger(__name__)
+SEATS = 5
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
+    prefs = await rt.chat_prefs(row.chat_id)
+    lang = prefs.language
+    seats: list[str | None] = [None] * SEATS
+    for s in row.seats:
+        if 0 <= s.seat < SEATS:
+            seats[s.seat] = s.display_name
+    ui = ui_of(row)
+    text = texts.lobby_text(lang, prefs, seats, str(ui.get("creator", "?")), state)
+    markup = kb.lobby_keyboard(lang, row.game_id) if state == "open" else None
+    mid = ui.get("lobby")
+    if mid is None:
+        msg = await rt.outbox.send(row.chat_id, text, markup, thread_id=row.thread_id)
+        if msg is not None:
+            await repo.patch_ui(rt.db, row.game_id, {"lobby": msg.message_id})
+    elif state == "open":
+        rt.outbox.edit(row.chat_id, int(mid), text, markup)
+    else:
+        await rt.outbox.edit_now(row.chat_id, int(mid), text, markup)
+
+
+def deep_link(context: ContextTypes.DEFAULT_TYPE, game_id: int) -> str:
+    return f"https://t.me/{context.bot.username}?start=j{game_id}"
+
+
+# --------------------------------------------------------------------------- operations
+
+
+async def can_write_privately(context: ContextTypes.DEFAULT_TYPE, user_id: int) -> bool:
+    """Probe the private chat without sending a message (403 if Start was never pressed)."""
+    try:
+        await context.bot.send_chat_action(user_id, "typing")
+    except Forbidden:
+        return False
+    except TelegramError:
+        log.warning("private probe of %s failed", user_id, exc_info=True)
+        return False
+    return True
+
+
+async def seat_user(rt: Runtime, game_id: int, user: User) -> int:
+    """Seat a user at a lobby; return the seat number or raise Refused."""
+    await repo.upsert_user(
+        rt.db, user.id, user.first_name, user.last_name, user.username, user.language_code
+    )
+    await repo.set_private_ok(rt.db, user.id, True)
+    seat = SeatRow.human(0, user.id, display_name(user), user.language_code)
+    try:
+        number = await repo.take_free_seat(rt.db, game_id, seat, SEATS)
+    except SeatTaken:
+        raise Refused("alert.already_seated") from None
+    except StatusConflict:
+        raise Refused("alert.lobby_closed") from None
+    if number is None:
+        raise Refused("alert.table_full")
+    return number
+
+
+async def join(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User) -> bool:
+    """Join from the group; False when the user must press Start in private first."""
+    rt = rt_of(context)
+    if row.status != "lobby":
+        raise Refused("alert.lobby_closed")
+    if row.seat_of(user.id) is not None:
+        raise Refused("alert.already_seated")
+    if not await can_write_privately(context, user.id):
+        return False
+    await seat_user(rt, row.game_id, user)
+    await render_lobby(rt, await rt.service.row(row.game_id))
+    return True
+
+
+async def leave(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) -> str:
+    rt = rt_of(context)
+    seat = row.seat_of(user_id)
+    if seat is None:
+        raise Refused("alert.not_seated")
+    if row.status == "lobby":
+        await repo.remove_seat(rt.db, row.game_id, seat.seat)
+        await render_lobby(rt, await rt.service.row(row.game_id))
+        return "lobby.left"
+    await rt.tables.hand_to_computer(row.game_id, seat.seat, "left")
+    return "seat.left_done"
+
+
+async def add_computer(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) -> None:
+    rt = rt_of(context)
+    if row.status != "lobby":
+        raise Refused("alert.lobby_closed")
+    if not await may_manage(context, row, row.chat_id, user_id) and row.seat_of(user_id) is None:
+        raise Refused("alert.only_players")
+    count = sum(1 for s in row.seats if not s.is_human) + 1
+    level = rt.settings.computer_level
+    seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
+    try:
+        number = await repo.take_free_seat(rt.db, row.game_id, seat, SEATS)
+    except StatusConflict:
+        raise Refused("alert.lobby_closed") from None
+    if number is None:
+        raise Refused("alert.table_full")
+    await render_lobby(rt, await rt.service.row(row.game_id))
+
+
+async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) -> None:
+    rt = rt_of(context)
+    if row.status != "lobby":
+        raise Refused("alert.lobby_closed")
+    if not await may_manage(context, row, row.chat_id, user_id):
+        raise Refused("alert.only_manager")
+    if len(row.seats) < SEATS:
+        raise Refused("alert.need_players", n=SEATS - len(row.seats))
+    prefs = await rt.chat_prefs(row.chat_id)
+    async with rt.service.lock(row.game_id):
+        await rt.db.execute(
+            "UPDATE games SET settings_json = ? WHERE game_id = ? AND status = 'lobby'",
+            (prefs.to_json(), row.game_id),
+        )
+        try:
+            new_row, game = await rt.service.start(row.game_id, list(row.seats), prefs)
+        except StatusConflict:
+            raise Refused("alert.lobby_closed") from None
+        deadline = rt.tables._deadline_for(new_row, game)
+        await repo.set_turn_deadline(rt.db, row.game_id, deadline)
+    await render_lobby(rt, new_row, "started")
+    await rt.tables.sync(row.game_id)
+    rt.tables.kick(row.game_id)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if await refuse_in_private(update, context):
+        return
+    rt = rt_of(context)
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    assert chat and user and message
+    prefs = await rt.chat_prefs(chat.id)
+    thread = thread_of(message)
+    ui = json.dumps({"creator": display_name(user)})
+    try:
+        game_id = await repo.create_lobby(rt.db, chat.id, thread, user.id, prefs.to_json())
+    except ActiveGameExists:
+        await message.reply_text(tr(prefs.language, "lobby.exists"))
+        return
+    await repo.update_ui(rt.db, game_id, ui)
+    await render_lobby(rt, await rt.service.row(game_id))
+
+
+async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow | None:
+    rt = rt_of(context)
+    chat, message = update.effective_chat, update.effective_message
+    assert chat and message
+    row = await repo.get_active_game(rt.db, chat.id, thread_of(message))
+    if row is None:
+        await message.reply_text(tr(await rt.chat_language(chat.id), "lobby.none"))
+    return row
+
+
+async def cmd_join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if await refuse_in_private(update, context):
+        return
+    row = await _active(update, context)
+    if row is None:
+        return
+    rt, user, message = rt_of(context), update.effective_user, update.effective_message
+    assert user and message
+    lang = await rt.chat_language(row.chat_id)
+    try:
+        if not await join(context, row, user):
+            markup = kb.url_keyboard(tr(lang, "btn.open_private"), deep_link(context, row.game_id))
+            await message.reply_text(tr(lang, "lobby.press_start"), reply_markup=markup)
+    except Refused as exc:
+        await message.reply_text(tr(lang, exc.code, **exc.values))
+
+
+async def cmd_leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if await refuse_in_private(update, context):
+        return
+    row = await _active(update, context)
+    if row is None:
+        return
+    rt, user, message = rt_of(context), update.effective_user, update.effective_message
+    assert user and message
+    lang = await rt.chat_language(row.chat_id)
+    try:
+        key = await leave(context, row, user.id)
+        if key == "lobby.left":
+            await message.reply_text(tr(lang, key, name=texts.esc(display_name(user))))
+    except Refused as exc:
+        await message.reply_text(tr(lang, exc.code, **exc.values))
+
+
+async def cmd_begin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if await refuse_in_private(update, context):
+        return
+    row = await _active(update, context)
+    if row is None:
+        return
+    rt, user, message = rt_of(context), update.effective_user, update.effective_message
+    assert user and message
+    try:
+        await start(context, row, user.id)
+    except Refused as exc:
+        lang = await rt.chat_language(row.chat_id)
+        await message.reply_text(tr(lang, exc.code, **exc.values))
+
+
+async def cmd_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if await refuse_in_private(update, context):
+        return
+    row = await _active(update, context)
+    if row is None:
+        return
+    rt, user, message = rt_of(context), update.effective_user, update.effective_message
+    assert user and message
+    lang = await rt.chat_language(row.chat_id)
+    if not await may_manage(context, row, row.chat_id, user.id):
+        await message.reply_text(tr(lang, "alert.only_manager"))
+        return
+    await message.reply_text(
+        tr(lang, "cancel.confirm"), reply_markup=kb.cancel_keyboard(lang, row.game_id)
+    )
+
+
+# --------------------------------------------------------------------------- buttons
+
+
+async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query, rt = update.callback_query, rt_of(context)
+    assert query is not None
+    user = query.from_user
+    lang = await rt.user_language(user, update.effective_chat)
+    try:
+        data = cb.parse(query.data)
+        row = await rt.service.row(data.game_id)
+        op = data.parts[0]
+        if op == "join":
+            if not await join(context, row, user):
+                await query.answer(url=deep_link(context, row.game_id))
+                return
+        elif op == "leave":
+            await leave(context, row, user.id)
+        elif op == "cpu":
+            await add_computer(context, row, user.id)
+        elif op == "go":
+            await start(context, row, user.id)
+        elif op == "set":
+            from bot.features.settings import open_menu
+
+            await open_menu(context, row.chat_id, row.thread_id, user.id, row)
+        else:
+            raise cb.BadCallback(query.data)
+        await query.answer()
+    except Refused as exc:
+        await alert(query, tr(lang, exc.code, **exc.values))
+    except cb.BadCallback:
+        await alert(query, tr(lang, "alert.bad_button"))
+
+
+async def on_cancel_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query, rt = update.callback_query, rt_of(context)
+    assert query is not None and query.message is not None
+    lang = await rt.user_language(query.from_user, update.effective_chat)
+    try:
+        data = cb.parse(query.data)
+        row = await rt.service.row(data.game_id)
+        if not await may_manage(context, row, row.chat_id, query.from_user.id):
+            raise Refused("alert.only_manager")
+        await query.answer()
+        glang = await rt.chat_language(row.chat_id)
+        if data.parts[0] != "y":
+            await query.edit_message_text(tr(glang, "cancel.kept"))
+            return
+        await cancel_game(rt, row)
+        await query.edit_message_text(tr(glang, "cancel.done"))
+    except Refused as exc:
+        await alert(query, tr(lang, exc.code, **exc.values))
+    except cb.BadCallback:
+        await alert(query, tr(lang, "alert.bad_button"))
+
+
+async def cancel_game(rt: Runtime, row: GameRow) -> None:
+    if not row.is_active:
+        raise Refused("alert.not_playing")
+    async with rt.service.lock(row.game_id):
+        try:
+            await repo.set_status(rt.db, row.game_id, "cancelled", expected_status=row.status)
+        except StatusConflict:
+            raise Refused("alert.not_playing") from None
+    rt.tables._cancel_timers(row.game_id)
+    ui = ui_of(row)
+    lang = (await rt.chat_prefs(row.chat_id)).language
+    if row.status == "lobby":
+        await render_lobby(rt, row, "cancelled")
+        return
+    if ui.get("table"):
+        rt.outbox.edit(row.chat_id, int(ui["table"]), tr(lang, "table.cancelled"), None)
+    for seat_key, mid in (ui.get("hands") or {}).items():
+        seat = row.seat(int(seat_key))
+        if seat is not None and seat.user_id is not None:
+            rt.outbox.edit(seat.user_id, int(mid), tr(lang, "table.cancelled"), None)
+
+
+# --------------------------------------------------------------------------- private start
+
+
+async def cmd_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    rt, user, message = rt_of(context), update.effective_user, update.effective_message
+    assert user and message
+    if is_group(update):
+        await private_only_reply(update, context)
+        return
+    lang = await rt.user_language(user)
+    await repo.upsert_user(
+        rt.db, user.id, user.first_name, user.last_name, user.username, user.language_code
+    )
+    await repo.set_private_ok(rt.db, user.id, True)
+    payload = context.args[0] if context.args else ""
+    if payload.startswith("j") and payload[1:].isdigit():
+        row = await repo.get_game(rt.db, int(payload[1:]))
+        if row is None or row.status != "lobby":
+            await message.reply_text(tr(lang, "alert.lobby_closed"))
+            return
+        try:
+            await seat_user(rt, row.game_id, user)
+        except Refused as exc:
+            await message.reply_text(tr(lang, exc.code, **exc.values))
+            return
+        await message.reply_text(tr(lang, "start.seated"))
+        await render_lobby(rt, await rt.service.row(row.game_id))
+        return
+    await message.reply_text(tr(lang, "start.hello"))
+
+
+def register(app: Application) -> None:  # type: ignore[type-arg]
+    app.add_handler(CommandHandler(["nuova", "new"], cmd_new))
+    app.add_handler(CommandHandler(["entra", "join"], cmd_join))
+    app.add_handler(CommandHandler(["esci", "leave"], cmd_leave))
+    app.add_handler(CommandHandler(["inizia", "begin"], cmd_begin))
+    app.add_handler(CommandHandler(["annulla", "cancel"], cmd_cancel))
+    app.add_handler(CommandHandler("start", cmd_start))
+    app.add_handler(CallbackQueryHandler(on_lobby_button, pattern=r"^l:"))
+    app.add_handler(CallbackQueryHandler(on_cancel_button, pattern=r"^k:"))
+

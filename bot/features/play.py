@@ -1,0 +1,78 @@
+"""Game actions from buttons (``a:gid:v:code``): bids, suit, cards; "I'm back"; /mano."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Update
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from bot import callbacks as cb
+from bot.features.common import alert, private_only_reply
+from bot.i18n import tr
+from bot.runtime import is_group, rt_of
+from bot.service import Refused
+
+log = logging.getLogger(__name__)
+
+
+async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Parse -> apply through the service -> answer -> render in the background."""
+    query, rt = update.callback_query, rt_of(context)
+    assert query is not None
+    lang = await rt.user_language(query.from_user, update.effective_chat)
+    try:
+        data = cb.parse(query.data)
+        applied = await rt.tables.human_action(
+            data.game_id, data.version, query.from_user.id, data.parts[0]
+        )
+    except Refused as exc:
+        await alert(query, tr(lang, exc.code, **exc.values))
+        return
+    except cb.BadCallback:
+        await alert(query, tr(lang, "alert.bad_button"))
+        return
+    await query.answer()
+    context.application.create_task(rt.tables.after(applied), update=update)
+
+
+async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query, rt = update.callback_query, rt_of(context)
+    assert query is not None
+    lang = await rt.user_language(query.from_user, update.effective_chat)
+    try:
+        data = cb.parse(query.data)
+        await query.answer(tr(lang, "afk.welcome_back"))
+        await rt.tables.im_back(data.game_id, query.from_user.id)
+    except Refused as exc:
+        await alert(query, tr(lang, exc.code, **exc.values))
+    except cb.BadCallback:
+        await alert(query, tr(lang, "alert.bad_button"))
+
+
+async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if is_group(update):
+        await private_only_reply(update, context)
+        return
+    rt, user, message = rt_of(context), update.effective_user, update.effective_message
+    assert user and message
+    if not await rt.tables.resend_hand(user.id):
+        await message.reply_text(tr(await rt.user_language(user), "hand.none"))
+
+
+async def on_unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Anything no other handler took: answer politely, change nothing."""
+    query, rt = update.callback_query, rt_of(context)
+    assert query is not None
+    lang = await rt.user_language(query.from_user, update.effective_chat)
+    await alert(query, tr(lang, "alert.bad_button"))
+
+
+def register(app: Application) -> None:  # type: ignore[type-arg]
+    app.add_handler(CallbackQueryHandler(on_action, pattern=r"^a:"))
+    app.add_handler(CallbackQueryHandler(on_back_from_afk, pattern=r"^b:"))
+    app.add_handler(CommandHandler(["mano", "hand"], cmd_hand))
+
+
+def register_fallback(app: Application) -> None:  # type: ignore[type-arg]
+    app.add_handler(CallbackQueryHandler(on_unknown_button))

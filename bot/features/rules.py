@@ -1,0 +1,53 @@
+"""/regole: the rules with this chat's options, in the chat's language."""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import Application, CommandHandler, ContextTypes
+
+from bot.i18n import tr
+from bot.prefs import Prefs
+from bot.render import texts
+from bot.runtime import is_group, rt_of
+
+
+def rules_text(lang: str, prefs: Prefs) -> str:
+    o = prefs.options
+    parts = [tr(lang, "rules.head"), tr(lang, "rules.base")]
+    parts.append(tr(lang, "rules.auction"))
+    if o.chiamata_obbligata:
+        parts.append(tr(lang, "rules.obbligato"))
+    if o.a_carichi:
+        parts.append(tr(lang, "rules.carichi"))
+    if o.monte:
+        parts.append(tr(lang, "rules.monte"))
+    parts.append(tr(lang, "rules.declare_in_mano" if o.in_mano else "rules.declare_no_mano"))
+    if o.al_buio:
+        parts.append(tr(lang, "rules.buio"))
+    parts.append(tr(lang, "rules.follow" if o.follow_suit else "rules.no_follow"))
+    parts.append(tr(lang, "rules.scoring"))
+    if o.tie_goes_to_caller:
+        parts.append(tr(lang, "rules.tie"))
+    if o.cappotto == "double":
+        parts.append(tr(lang, "rules.cappotto"))
+    kind, n = o.match_end.split(":")
+    parts.append(tr(lang, f"rules.end_{kind}", n=n))
+    parts.append(tr(lang, f"rules.winners_{o.winners}"))
+    parts.append("")
+    parts.append(texts.options_summary(lang, prefs))
+    return texts.clip("\n\n".join(parts))
+
+
+async def cmd_rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    rt, chat, message = rt_of(context), update.effective_chat, update.effective_message
+    assert chat and message
+    if is_group(update):
+        prefs = await rt.chat_prefs(chat.id)
+    else:
+        lang = await rt.user_language(update.effective_user)
+        prefs = (await rt.chat_prefs(chat.id)).model_copy(update={"language": lang})
+    await message.reply_text(rules_text(prefs.language, prefs))
+
+
+def register(app: Application) -> None:  # type: ignore[type-arg]
+    app.add_handler(CommandHandler(["regole", "rules"], cmd_rules))

@@ -1,0 +1,1 @@
+"""Pure builders of texts and keyboards (unit-tested, no I/O)."""

@@ -1,0 +1,233 @@
+"""Pure inline-keyboard builders. Every callback data goes through :mod:`bot.callbacks`.
+
+The group auction keyboard is built from public facts only (the current call and the
+table options), never from a hand: hand-dependent calls (obbligato, monte) are offered
+in the player's private chat. The core re-validates every press.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot import callbacks as cb
+from bot.i18n import tr
+from bot.prefs import MENU, Prefs, current_value
+from bot.render.texts import bid_text, card_label, rank_name, suit_name
+from game import View
+from game.actions import MAX_POINTS, MIN_POINTS
+from game.options import Ruleset
+
+RANK_CODES = "A3RCF76542"
+#: Calls that need a second tap (R: protect against costly accidental taps).
+COSTLY_PREFIXES = ("K", "M")
+
+
+def _btn(text: str, data: str) -> InlineKeyboardButton:
+    return InlineKeyboardButton(text, callback_data=data)
+
+
+def markup(rows: Sequence[Sequence[InlineKeyboardButton]]) -> InlineKeyboardMarkup | None:
+    rows = [list(r) for r in rows if r]
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def all_callback_data(kb: InlineKeyboardMarkup | None) -> list[str]:
+    if kb is None:
+        return []
+    return [
+        str(b.callback_data)
+        for row in kb.inline_keyboard
+        for b in row
+        if b.callback_data is not None
+    ]
+
+
+# --------------------------------------------------------------------------- lobby
+
+
+def lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
+    return markup(
+        [
+            [
+                _btn(tr(lang, "btn.join"), cb.lobby(game_id, "join")),
+                _btn(tr(lang, "btn.leave"), cb.lobby(game_id, "leave")),
+            ],
+            [
+                _btn(tr(lang, "btn.computer"), cb.lobby(game_id, "cpu")),
+                _btn(tr(lang, "btn.settings"), cb.lobby(game_id, "set")),
+            ],
+            [_btn(tr(lang, "btn.start"), cb.lobby(game_id, "go"))],
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- auction
+
+
+def public_bids(view: View) -> list[str]:
+    """Calls that may be shown in the group: depend on the current call only."""
+    codes = ["P"]
+    bid = view.current_bid
+    at_two = bid is not None and bid[0] in "to"
+    if not at_two:
+        weakest = RANK_CODES.index(bid[1]) if bid is not None and bid[0] == "r" else -1
+        for rank in Ruleset.for_options(view.options).bid_ranks:
+            if int(rank) > weakest:
+                codes.append("r" + RANK_CODES[int(rank)])
+    low = min_two_points(view)
+    if low <= MAX_POINTS:
+        codes.append(f"t{low}")
+    if view.options.a_carichi:
+        codes.append("K")
+    return codes
+
+
+def min_two_points(view: View) -> int:
+    bid = view.current_bid
+    if bid is not None and bid[0] == "t":
+        return int(bid[1:]) + 1
+    if bid is not None and bid[0] == "o":
+        return int(bid.split(".")[1]) + 1
+    return MIN_POINTS
+
+
+def auction_group_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
+    if view.phase != "auction":
+        return None
+    style = view.options.deck_style.value
+    v = view.version
+    ranks = [c for c in public_bids(view) if c.startswith("r")]
+    rows = [
+        [_btn(rank_name(style, c[1:]), cb.action(game_id, v, c)) for c in ranks[i : i + 5]]
+        for i in range(0, len(ranks), 5)
+    ]
+    last: list[InlineKeyboardButton] = []
+    low = min_two_points(view)
+    if low <= MAX_POINTS:
+        last.append(_btn(tr(lang, "btn.two_pick", points=low), cb.picker(game_id, v, "t", low)))
+    if view.options.a_carichi:
+        last.append(_btn(bid_text(lang, style, "K"), cb.confirm(game_id, v, "K")))
+    rows.append(last)
+    rows.append([_btn(tr(lang, "btn.pass"), cb.action(game_id, v, "P"))])
+    return markup(rows)
+
+
+def picker_keyboard(
+    lang: str, game_id: int, view: View, prefix: str, points: int
+) -> InlineKeyboardMarkup | None:
+    """Choose N for "2 a N" (``t``) or "r obbligato a N" (``o<rank>``); confirm or go back."""
+    low = min_two_points(view)
+    points = max(low, min(MAX_POINTS, points))
+    v = view.version
+    steps = []
+    for delta in (-5, -1, 1, 5, 10):
+        target = max(low, min(MAX_POINTS, points + delta))
+        if target != points:
+            label = f"{delta:+d}"
+            steps.append(_btn(label, cb.picker(game_id, v, prefix, target)))
+    code = f"t{points}" if prefix == "t" else f"o{prefix[1:]}.{points}"
+    style = view.options.deck_style.value
+    return markup(
+        [
+            steps,
+            [_btn("✅ " + bid_text(lang, style, code), cb.action(game_id, v, code))],
+            [_btn(tr(lang, "btn.back"), cb.back(game_id, v))],
+        ]
+    )
+
+
+def confirm_keyboard(lang: str, game_id: int, view: View, code: str) -> InlineKeyboardMarkup | None:
+    style = view.options.deck_style.value
+    return markup(
+        [
+            [_btn("✅ " + bid_text(lang, style, code), cb.action(game_id, view.version, code))],
+            [_btn(tr(lang, "btn.back"), cb.back(game_id, view.version))],
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- private
+
+
+def _obbligato_ranks(view: View) -> list[str]:
+    seen: list[str] = []
+    for code in view.legal:
+        if code.startswith("o"):
+            rank = code[1:].split(".")[0]
+            if rank not in seen:
+                seen.append(rank)
+    return seen
+
+
+def private_keyboard(
+    lang: str, game_id: int, view: View, *, away: bool = False
+) -> InlineKeyboardMarkup | None:
+    """The player's private keyboard: cards in play, suits at the declaration, private-only
+    calls (obbligato, monte) in the auction."""
+    if view.seat is None:
+        raise ValueError("private keyboards need a seat's view")
+    if away:
+        return markup([[_btn(tr(lang, "btn.im_back"), cb.im_back(game_id))]])
+    style = view.options.deck_style.value
+    v = view.version
+    if view.phase == "play":
+        legal = set(view.legal)
+        buttons = []
+        for card in sorted(view.hand):
+            code = "c" + RANK_CODES[card % 10] + "cdsb"[card // 10]
+            label = card_label(style, card)
+            if view.current_seat == view.seat and code not in legal:
+                label = "🚫" + label
+            buttons.append(_btn(label, cb.action(game_id, v, code)))
+        return markup([buttons[i : i + 4] for i in range(0, len(buttons), 4)])
+    if view.phase == "declaration":
+        suits = [c for c in view.legal if c.startswith("s")]
+        return markup(
+            [
+                [_btn(suit_name(style, "cdsb".index(c[1])), cb.action(game_id, v, c))]
+                for c in suits
+            ]
+        )
+    if view.phase == "auction":
+        rows: list[list[InlineKeyboardButton]] = []
+        low = min_two_points(view)
+        for rank in _obbligato_ranks(view):
+            label = tr(lang, "btn.obbligato_pick", rank=rank_name(style, rank))
+            rows.append([_btn(label, cb.picker(game_id, v, "o" + rank, low))])
+        if "M" in view.legal:
+            rows.append([_btn(bid_text(lang, style, "M"), cb.confirm(game_id, v, "M"))])
+        return markup(rows)
+    return None
+
+
+# --------------------------------------------------------------------------- misc
+
+
+def settings_keyboard(lang: str, prefs: Prefs) -> InlineKeyboardMarkup | None:
+    rows = []
+    for index, option in enumerate(MENU):
+        value = current_value(prefs, option.key)
+        shown = tr(lang, f"val.{value}") if value in ("on", "off") else value
+        if option.key == "turn_timeout":
+            shown = tr(lang, "opt.timeout_off") if value == "0" else f"{value}s"
+        label = f"{tr(lang, 'set.' + option.key)}: {shown}"
+        rows.append([_btn(label, cb.settings("c", str(index)))])
+    rows.append([_btn(tr(lang, "btn.close"), cb.settings("x"))])
+    return markup(rows)
+
+
+def cancel_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
+    return markup(
+        [
+            [
+                _btn(tr(lang, "btn.cancel_yes"), cb.cancel(game_id, "y")),
+                _btn(tr(lang, "btn.cancel_no"), cb.cancel(game_id, "n")),
+            ]
+        ]
+    )
+
+
+def url_keyboard(text: str, url: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup([[InlineKeyboardButton(text, url=url)]])

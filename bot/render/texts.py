@@ -1,0 +1,391 @@
+"""Pure text builders (HTML parse mode). Group texts take ``view(None)`` only.
+
+Every user-provided string (names) is escaped here with :func:`html.escape`; nothing
+else in the bot builds message text.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from bot.i18n import tr
+from bot.prefs import Prefs
+from game import View, deck_face
+from game.cards import parse_rank
+from game.events import SmazzataScored
+
+MAX_TEXT = 4096
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """Keep a text within Telegram's limit (cut at a line break when possible)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit - 1)
+    return text[: cut if cut > 0 else limit - 1] + "…"
+
+
+def signed(n: int) -> str:
+    return f"+{n}" if n > 0 else ("±0" if n == 0 else f"−{-n}")
+
+
+# --------------------------------------------------------------------------- cards & bids
+
+
+def card_label(style: str, card: int) -> str:
+    return deck_face(style).card_label(card)
+
+
+def card_name(lang: str, style: str, card: int) -> str:
+    face = deck_face(style)
+    return tr(
+        lang,
+        "card.name",
+        rank=face.rank_name(card % 10),
+        suit=face.suit_name(card // 10),
+        symbol=face.suit_symbols[card // 10],
+    )
+
+
+def suit_name(style: str, suit: int) -> str:
+    face = deck_face(style)
+    return f"{face.suit_name(suit)} {face.suit_symbols[suit]}"
+
+
+def rank_name(style: str, rank_code: str) -> str:
+    return deck_face(style).rank_name(parse_rank(rank_code))
+
+
+def bid_text(lang: str, style: str, code: str) -> str:
+    """A public auction call in words: ``t65`` -> "2 a 65"."""
+    if code == "P":
+        return tr(lang, "bid.pass")
+    if code == "M":
+        return tr(lang, "bid.monte")
+    if code == "K":
+        return tr(lang, "bid.carichi")
+    if code.startswith("r"):
+        return rank_name(style, code[1:])
+    if code.startswith("t"):
+        return tr(lang, "bid.two", points=int(code[1:]))
+    if code.startswith("o"):
+        rank, points = code[1:].split(".")
+        return tr(lang, "bid.obbligato", rank=rank_name(style, rank), points=int(points))
+    return code
+
+
+def contract_text(lang: str, style: str, view: View) -> str:
+    kind, points = view.contract, view.contract_points or 61
+    if kind == "carichi":
+        return tr(lang, "bid.carichi")
+    rank = "" if view.contract_rank is None else "A3RCF76542"[view.contract_rank]
+    if kind == "rank":
+        return rank_name(style, rank)
+    if kind == "two":
+        return tr(lang, "bid.two", points=points)
+    return tr(lang, "bid.obbligato", rank=rank_name(style, rank), points=points)
+
+
+def _name(names: Sequence[str], seat: int | None) -> str:
+    if seat is None or not 0 <= seat < len(names):
+        return "?"
+    return esc(names[seat])
+
+
+# --------------------------------------------------------------------------- lobby
+
+
+def options_summary(lang: str, prefs: Prefs) -> str:
+    o = prefs.options
+    on, off = tr(lang, "opt.on"), tr(lang, "opt.off")
+    flags = [
+        (tr(lang, "opt.chiamata_obbligata"), o.chiamata_obbligata),
+        (tr(lang, "opt.a_carichi"), o.a_carichi),
+        (tr(lang, "opt.al_buio"), o.al_buio),
+        (tr(lang, "opt.monte"), o.monte),
+        (tr(lang, "opt.in_mano"), o.in_mano),
+        (tr(lang, "opt.follow_suit"), o.follow_suit),
+        (tr(lang, "opt.tie_goes_to_caller"), o.tie_goes_to_caller),
+    ]
+    lines = [", ".join(f"{name}: {on if value else off}" for name, value in flags)]
+    kind, n = o.match_end.split(":")
+    end = tr(lang, "opt.end_target" if kind == "target" else "opt.end_hands", n=n)
+    timeout = (
+        tr(lang, "opt.timeout_off")
+        if prefs.turn_timeout == 0
+        else tr(lang, "opt.timeout_s", s=prefs.turn_timeout)
+    )
+    lines.append(
+        tr(
+            lang,
+            "opt.summary2",
+            end=end,
+            cappotto=tr(lang, f"opt.cappotto_{o.cappotto}"),
+            winners=tr(lang, f"opt.winners_{o.winners}"),
+            deck=o.deck_style.value,
+            timeout=timeout,
+        )
+    )
+    return "\n".join(lines)
+
+
+def lobby_text(
+    lang: str, prefs: Prefs, seats: Sequence[str | None], creator: str, state: str = "open"
+) -> str:
+    lines = [tr(lang, "lobby.title"), "", options_summary(lang, prefs), ""]
+    lines.append(tr(lang, "lobby.seats"))
+    for i, name in enumerate(seats):
+        lines.append(f"{i + 1}. " + (esc(name) if name else "—"))
+    lines.append("")
+    free = sum(1 for s in seats if not s)
+    if state == "open":
+        lines.append(tr(lang, "lobby.creator", name=esc(creator)))
+        lines.append(tr(lang, "lobby.free", n=free) if free else tr(lang, "lobby.full"))
+    else:
+        lines.append(tr(lang, f"lobby.{state}"))
+    return clip("\n".join(lines))
+
+
+# --------------------------------------------------------------------------- table (group)
+
+
+def _trick_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+    lines: list[str] = []
+    if view.current_trick:
+        lines.append(tr(lang, "table.trick", n=view.trick_no + 1))
+        for seat, card in view.current_trick:
+            lines.append(f"  {_name(names, seat)}: {card_label(style, card)}")
+    elif view.tricks:
+        last = view.tricks[-1]
+        lines.append(tr(lang, "table.last_trick", n=last.trick + 1, name=_name(names, last.winner)))
+        lines.append(
+            "  " + "  ".join(f"{card_label(style, c)}" for _, c in last.plays)
+        )
+    return lines
+
+
+def _contract_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+    lines = [
+        tr(
+            lang,
+            "table.contract",
+            name=_name(names, view.chiamante),
+            contract=contract_text(lang, style, view),
+        )
+    ]
+    if view.contract == "carichi":
+        lines.append(tr(lang, "table.no_trump"))
+    elif view.trump is not None and view.called_card is not None and (
+        view.trump_public or view.seat is not None
+    ):
+        lines.append(
+            tr(
+                lang,
+                "table.trump",
+                suit=suit_name(style, view.trump),
+                card=card_name(lang, style, view.called_card),
+            )
+        )
+        if not view.trump_public:
+            lines.append(tr(lang, "table.secret_for_others"))
+    elif view.phase == "play":
+        lines.append(tr(lang, "table.buio"))
+    if view.contract != "carichi" and view.phase == "play":
+        if view.partner_revealed and view.solo:
+            lines.append(tr(lang, "table.in_mano", name=_name(names, view.chiamante)))
+        elif view.partner_revealed:
+            lines.append(tr(lang, "table.socio", name=_name(names, view.socio)))
+        elif view.seat is not None and view.socio == view.seat:
+            lines.append(tr(lang, "private.you_are_socio"))
+        elif view.seat is not None and view.seat == view.chiamante and view.solo:
+            lines.append(tr(lang, "private.you_are_alone"))
+        else:
+            lines.append(tr(lang, "table.socio_unknown"))
+    return lines
+
+
+def _auction_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+    n = view.players
+    order = [(view.dealer + 1 + i) % n for i in range(n)]
+    lines = [tr(lang, "table.order", order=" → ".join(_name(names, s) for s in order))]
+    if view.auction:
+        for seat, code in view.auction:
+            lines.append(f"  {_name(names, seat)}: {bid_text(lang, style, code)}")
+    else:
+        lines.append("  " + tr(lang, "table.no_bids"))
+    if view.current_bid is not None:
+        lines.append(
+            tr(
+                lang,
+                "table.current_bid",
+                bid=bid_text(lang, style, view.current_bid),
+                name=_name(names, view.current_bidder),
+            )
+        )
+    return lines
+
+
+def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> str:
+    """The table message: the group renders ``view(None)``, a player ``view(seat)``."""
+    style = view.options.deck_style.value
+    head = tr(
+        lang,
+        "table.head",
+        n=view.smazzata + 1,
+        dealer=_name(names, view.dealer),
+    )
+    lines = [head]
+    if view.phase == "auction":
+        lines.append(tr(lang, "table.auction"))
+        lines += _auction_lines(lang, style, view, names)
+    elif view.phase == "declaration":
+        lines.append(
+            tr(
+                lang,
+                "table.declaring",
+                name=_name(names, view.chiamante),
+                contract=contract_text(lang, style, view),
+            )
+        )
+    elif view.phase == "play":
+        lines += _contract_lines(lang, style, view, names)
+        lines += _trick_lines(lang, style, view, names)
+    if view.current_seat is not None and view.phase != "over":
+        lines.append("")
+        if view.seat is not None and view.current_seat == view.seat:
+            lines.append(tr(lang, "table.your_turn"))
+        else:
+            lines.append(tr(lang, "table.turn", name=_name(names, view.current_seat)))
+    if note:
+        lines += ["", note]
+    return clip("\n".join(lines))
+
+
+def hand_text(lang: str, view: View, names: Sequence[str], note: str = "") -> str:
+    """A player's private message: their hand plus the table as they may see it."""
+    style = view.options.deck_style.value
+    cards = " ".join(card_label(style, c) for c in sorted(view.hand)) or "—"
+    lines = [tr(lang, "private.hand_head", n=view.smazzata + 1), cards, ""]
+    lines.append(table_text(lang, view, names))
+    if view.phase == "play" and view.current_seat == view.seat and view.legal:
+        lines += ["", tr(lang, "private.play_hint")]
+    if note:
+        lines += ["", note]
+    return clip("\n".join(lines))
+
+
+def voided_text(
+    lang: str, smazzata: int, reason: str, names: Sequence[str], seat: int | None
+) -> str:
+    if reason == "monte":
+        return tr(lang, "table.voided_monte", n=smazzata + 1, name=_name(names, seat))
+    return tr(lang, "table.voided_pass", n=smazzata + 1)
+
+
+def finished_table_text(
+    lang: str, style: str, smazzata: int, names: Sequence[str], winner: int, cards: Sequence[int]
+) -> str:
+    return "\n".join(
+        [
+            tr(lang, "table.finished", n=smazzata + 1),
+            tr(lang, "table.last_trick", n=8, name=_name(names, winner)),
+            "  " + "  ".join(card_label(style, c) for c in cards),
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- results
+
+
+def result_text(
+    lang: str, style: str, ev: SmazzataScored, names: Sequence[str], over: bool = False
+) -> str:
+    rank = "" if ev.rank is None else "A3RCF76542"[ev.rank]
+    if ev.contract == "carichi":
+        contract = tr(lang, "bid.carichi")
+    elif ev.contract == "rank":
+        contract = rank_name(style, rank)
+    elif ev.contract == "two":
+        contract = tr(lang, "bid.two", points=ev.points)
+    else:
+        contract = tr(lang, "bid.obbligato", rank=rank_name(style, rank), points=ev.points)
+    lines = [tr(lang, "result.head", n=ev.smazzata + 1)]
+    lines.append(tr(lang, "result.chiamante", name=_name(names, ev.chiamante), contract=contract))
+    if ev.contract == "carichi":
+        lines.append(tr(lang, "result.solo_carichi"))
+    elif ev.in_mano or ev.socio is None:
+        lines.append(tr(lang, "result.solo_in_mano"))
+    else:
+        lines.append(tr(lang, "result.socio", name=_name(names, ev.socio)))
+    if ev.called_card is not None:
+        lines.append(tr(lang, "result.called", card=card_name(lang, style, ev.called_card)))
+    outcome = tr(lang, "result.won" if ev.won else "result.lost")
+    lines.append(
+        tr(
+            lang,
+            "result.points",
+            points=ev.caller_points,
+            against=120 - ev.caller_points,
+            target=ev.target,
+            outcome=outcome,
+        )
+    )
+    mult = f"×{ev.multiplier}"
+    if ev.cappotto:
+        mult += " " + tr(lang, "result.cappotto")
+    lines.append(tr(lang, "result.multiplier", mult=mult))
+    lines.append("")
+    lines.append(tr(lang, "result.changes"))
+    for seat, delta in enumerate(ev.deltas):
+        lines.append(f"  {_name(names, seat)}: <b>{signed(delta)}</b> → {ev.totals[seat]}")
+    if not over:
+        lines.append("")
+        lines.append(tr(lang, "result.next"))
+    return clip("\n".join(lines))
+
+
+def match_over_text(
+    lang: str, totals: Sequence[int], positions: Sequence[int], winners: Sequence[int],
+    names: Sequence[str],
+) -> str:
+    lines = [tr(lang, "final.head")]
+    for seat in sorted(range(len(totals)), key=lambda s: (positions[s], s)):
+        crown = " 🏆" if seat in winners else ""
+        total = signed(totals[seat])
+        lines.append(f"{positions[seat]}. {_name(names, seat)}: <b>{total}</b>{crown}")
+    lines.append("")
+    lines.append(tr(lang, "final.winners", names=", ".join(_name(names, s) for s in winners)))
+    lines.append(tr(lang, "final.again"))
+    return clip("\n".join(lines))
+
+
+def leaderboard_text(lang: str, rows: Sequence[tuple[str, int, int, int, int, int]]) -> str:
+    """Rows: (name, total, matches, smazzate, chiamante_count, chiamante_wins)."""
+    if not rows:
+        return tr(lang, "board.empty")
+    lines = [tr(lang, "board.head")]
+    position = 0
+    previous: int | None = None
+    for index, (name, total, matches, smazzate, calls, call_wins) in enumerate(rows, 1):
+        if total != previous:
+            position, previous = index, total
+        rate = f"{round(100 * call_wins / calls)}%" if calls else "—"
+        lines.append(
+            tr(
+                lang,
+                "board.line",
+                pos=position,
+                name=esc(name),
+                total=signed(total),
+                matches=matches,
+                smazzate=smazzate,
+                rate=rate,
+                calls=calls,
+            )
+        )
+    return clip("\n".join(lines))

@@ -1,0 +1,190 @@
+"""The one service between handlers and the core: load, verify, apply, persist.
+
+Every game action goes through :meth:`GameService.apply`: it loads the stored game,
+checks the version the button was drawn for, lets the core verify and apply the action,
+and writes action log + snapshot + score changes in ONE transaction
+(:func:`storage.repo.record_action`). Callers hold :meth:`lock` for the game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.prefs import Prefs
+from game import Game, IllegalAction, parse_action
+from game.events import Event, MatchOver, SmazzataScored
+from storage import (
+    Database,
+    GameRow,
+    ScoreDelta,
+    StaleVersion,
+    StatusConflict,
+    repo,
+)
+from storage.models import Actor
+
+log = logging.getLogger(__name__)
+
+
+class Refused(Exception):
+    """A request that changes nothing; ``code`` names the alert to show."""
+
+    def __init__(self, code: str, **values: object) -> None:
+        super().__init__(code)
+        self.code = code
+        self.values = values
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    row: GameRow
+    game: Game
+    seat: int
+    code: str
+    events: list[Event]
+
+
+def names_of(row: GameRow, n: int = 5) -> list[str]:
+    names = ["?"] * n
+    for s in row.seats:
+        if 0 <= s.seat < n:
+            names[s.seat] = s.display_name
+    return names
+
+
+class GameService:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._cache: dict[int, Game] = {}
+        #: Where match seeds come from (tests replace it to get known deals).
+        self.seed_source: Callable[[], int] = lambda: random.SystemRandom().randrange(1, 2**62)
+
+    def lock(self, game_id: int) -> asyncio.Lock:
+        return self._locks[game_id]
+
+    # ------------------------------------------------------------------ loading
+
+    async def row(self, game_id: int) -> GameRow:
+        row = await repo.get_game(self.db, game_id)
+        if row is None:
+            raise Refused("alert.no_game")
+        return row
+
+    def game_of(self, row: GameRow) -> Game:
+        """The core game of a stored row (cached per version; a copy is never shared)."""
+        cached = self._cache.get(row.game_id)
+        if cached is not None and cached.version == row.version:
+            return cached
+        if row.snapshot_json is None:
+            raise Refused("alert.no_game")
+        game = Game.from_json(row.snapshot_json)
+        self._cache[row.game_id] = game
+        return game
+
+    async def load(self, game_id: int) -> tuple[GameRow, Game]:
+        row = await self.row(game_id)
+        if row.status != "playing":
+            raise Refused("alert.not_playing")
+        return row, self.game_of(row)
+
+    # ------------------------------------------------------------------ actions
+
+    async def apply(
+        self,
+        game_id: int,
+        expected_version: int,
+        seat: int,
+        code: str,
+        actor: Actor,
+        user_id: int | None = None,
+        deadline_for: Callable[[GameRow, Game], float | None] | None = None,
+    ) -> Applied:
+        """Verify and apply one action; persist it in one transaction. Caller holds lock."""
+        row, game = await self.load(game_id)
+        if row.version != expected_version:
+            raise Refused("alert.stale")
+        try:
+            action = game.verify(seat, parse_action(code))
+        except IllegalAction as exc:
+            raise Refused("reason." + exc.code) from None
+        work = game.clone()
+        events = work.apply(seat, action)
+        deadline = deadline_for(row, work) if deadline_for is not None else None
+        try:
+            async with self.db.transaction() as tx:
+                await repo.record_action(
+                    tx,
+                    game_id,
+                    expected_version,
+                    seat,
+                    action.code,
+                    actor,
+                    user_id,
+                    work.to_json(),
+                    "finished" if work.is_over() else None,
+                    turn_deadline=deadline,
+                )
+                await self._record_scores(tx, row, events)
+        except (StaleVersion, StatusConflict):
+            raise Refused("alert.stale") from None
+        self._cache[game_id] = work
+        fresh = await self.row(game_id)
+        return Applied(fresh, work, seat, action.code, events)
+
+    async def _record_scores(self, tx: object, row: GameRow, events: list[Event]) -> None:
+        humans = {s.seat: s for s in row.seats if s.is_human and s.user_id is not None}
+        for ev in events:
+            if isinstance(ev, SmazzataScored):
+                await repo.record_smazzata_result(
+                    tx,  # type: ignore[arg-type]
+                    row.game_id,
+                    ev.smazzata,
+                    _result_json(ev),
+                )
+                team = {ev.chiamante} | ({ev.socio} if ev.socio is not None else set())
+                deltas = [
+                    ScoreDelta(
+                        user_id=s.user_id,  # type: ignore[arg-type]
+                        display_name=s.display_name,
+                        points=ev.deltas[seat],
+                        won=(seat in team) == ev.won,
+                        chiamante=seat == ev.chiamante,
+                    )
+                    for seat, s in sorted(humans.items())
+                ]
+                if deltas:
+                    await repo.apply_score_deltas(tx, row.chat_id, deltas)  # type: ignore[arg-type]
+            elif isinstance(ev, MatchOver):
+                ids = [s.user_id for s in humans.values() if s.user_id is not None]
+                winners = [humans[w].user_id for w in ev.winners if w in humans]
+                await repo.record_match_end(
+                    tx,  # type: ignore[arg-type]
+                    row.chat_id,
+                    ids,
+                    [w for w in winners if w is not None],
+                )
+
+    # ------------------------------------------------------------------ start
+
+    async def start(self, game_id: int, seats: list, prefs: Prefs) -> tuple[GameRow, Game]:
+        seed = self.seed_source()
+        game = Game.new(prefs.options, rng=random.Random(seed))
+        await repo.start_game(self.db, game_id, seed, game.to_json(), seats=seats)
+        self._cache[game_id] = game
+        row = await self.row(game_id)
+        return row, game
+
+    def forget(self, game_id: int) -> None:
+        self._cache.pop(game_id, None)
+
+
+def _result_json(ev: SmazzataScored) -> str:
+    import json
+
+    return json.dumps(ev._asdict(), separators=(",", ":"))

@@ -1,0 +1,112 @@
+"""Shared fixtures: the fake Telegram server and the real bot Application running on it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram.ext import AIORateLimiter, Application
+
+from bot.app import build_application
+from bot.config import Settings
+from bot.runtime import Runtime
+
+#: Flood limits of the fake for the fast e2e runs: Telegram's shape, 20× faster. The bot's
+#: own pacing gets exactly the same numbers, so any 429 is a real pacing bug.
+SPEED = 20.0
+
+
+def fast_limits() -> Any:
+    from tests.fakeapi import FloodLimits
+
+    return FloodLimits(
+        chat_rate=1.0 * SPEED,
+        chat_burst=3,
+        group_per_minute=20 * SPEED,
+        group_burst=20,
+        global_rate=30 * SPEED,
+        global_burst=30,
+    )
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[Any]:
+    from tests.fakeapi import FakeTelegram
+
+    async with FakeTelegram(flood=fast_limits()) as server:
+        yield server
+
+
+def bot_settings(tg: Any, db_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "bot_token": tg.token,
+        "telegram_base_url": tg.base_url,
+        "telegram_base_file_url": tg.base_file_url,
+        "database_url": f"sqlite:///{db_path}",
+        "turn_timeout_seconds": 0,
+        "computer_level": "facile",
+        "computer_delay_seconds": 0,
+        "default_language": "it",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+class RunningBot:
+    """A started Application (long polling against the fake) and its runtime."""
+
+    def __init__(self, app: Application, speed: float) -> None:  # type: ignore[type-arg]
+        self.app = app
+        self.speed = speed
+
+    @property
+    def rt(self) -> Runtime:
+        return self.app.bot_data["rt"]  # type: ignore[no-any-return]
+
+    async def start(self) -> RunningBot:
+        await self.app.initialize()
+        assert self.app.post_init is not None
+        await self.app.post_init(self.app)
+        assert self.app.updater is not None
+        await self.app.updater.start_polling(poll_interval=0, timeout=1)
+        await self.app.start()
+        return self
+
+    async def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.rt.outbox.drain(5)
+        if self.app.updater is not None and self.app.updater.running:
+            await self.app.updater.stop()
+        if self.app.running:
+            await self.app.stop()
+        assert self.app.post_shutdown is not None
+        await self.app.post_shutdown(self.app)
+        await self.app.shutdown()
+
+
+def make_bot(tg: Any, db_path: Path, speed: float = SPEED, **overrides: Any) -> RunningBot:
+    config = bot_settings(tg, db_path, **overrides)
+    limiter = AIORateLimiter(
+        overall_max_rate=30 * speed, group_max_rate=20 * speed, max_retries=3
+    )
+    # the bot keeps a safety margin under the server's limits, as in production
+    rates = {
+        "group_per_minute": 18.0,
+        "window_seconds": 60.0 / speed,
+        "chat_rate": 0.8 * speed,
+        "chat_burst": 2.0,
+    }
+    app = build_application(config, rate_limiter=limiter, outbox_rates=rates)
+    return RunningBot(app, speed)
+
+
+@pytest.fixture
+async def running_bot(tg: Any, tmp_path: Path) -> AsyncIterator[RunningBot]:
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        yield bot
+    finally:
+        await bot.stop()

@@ -1,0 +1,163 @@
+"""Simulated players for the end-to-end tests.
+
+Each simulated user decides from what their own screen shows (their seat's view: own hand
+and public facts) and acts ONLY by pressing the buttons the bot sent — the fake server
+refuses presses of buttons that are not on the message.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from game import View
+from storage import GameRow, repo
+from tests.conftest import RunningBot
+
+Policy = Callable[[View, random.Random], str]
+
+
+def cheap_policy(view: View, rng: random.Random) -> str:
+    """Open the auction with a rank call, everyone else passes; random legal cards."""
+    legal = list(view.legal)
+    if view.phase == "auction":
+        if view.current_bid is None and "rR" in legal:
+            return "rR"
+        return "P"
+    if view.phase == "declaration":
+        return legal[0]
+    return rng.choice(legal)
+
+
+class Table:
+    def __init__(self, tg: Any, bot: RunningBot, group: Any, users: list[Any]) -> None:
+        self.tg = tg
+        self.bot = bot
+        self.group = group
+        self.users = {u.id: u for u in users}
+        self.rng = random.Random(7)
+        self.game_id: int | None = None
+        self.actions_done = 0
+        self.private_wanted: dict[int, str] = {}
+
+    @property
+    def rt(self) -> Any:
+        return self.bot.rt
+
+    async def row(self) -> GameRow:
+        assert self.game_id is not None
+        row = await repo.get_game(self.rt.db, self.game_id)
+        assert row is not None
+        return row
+
+    async def state(self) -> tuple[GameRow, Any]:
+        row = await self.row()
+        return row, self.rt.service.game_of(row)
+
+    # ------------------------------------------------------------------ buttons
+
+    def _message_with(self, chat: Any, data: str) -> Any:
+        for message in reversed(self.tg.chat_messages(chat, from_bot=True)):
+            if any(b.callback_data == data for b in message.buttons):
+                return message
+        return None
+
+    async def press(self, user: Any, chat: Any, data: str, *, expect_ok: bool = True) -> Any:
+        message = await self.tg.wait_until(
+            lambda: self._message_with(chat, data), timeout=10, what=f"button {data}"
+        )
+        handle = await user.press(message, data)
+        answer = await handle.wait(10)
+        if expect_ok:
+            assert not answer.show_alert, f"{user.first_name} pressed {data}: {answer.text}"
+        return answer
+
+    async def perform(self, user: Any, view: View, code: str) -> None:
+        gid, v = self.game_id, view.version
+        group, private = self.group, user.private_chat
+        if code.startswith(("c", "s")):
+            await self.press(user, private, f"a:{gid}:{v}:{code}")
+        elif code == "P" or code.startswith("r"):
+            await self.press(user, group, f"a:{gid}:{v}:{code}")
+        elif code in ("K", "M"):
+            chat = group if code == "K" else private
+            await self.press(user, chat, f"q:{gid}:{v}:{code}")
+            await self.press(user, chat, f"a:{gid}:{v}:{code}")
+        elif code.startswith(("t", "o")):
+            if code.startswith("t"):
+                chat, prefix, target = group, "t", int(code[1:])
+            else:
+                chat = private
+                prefix, points = code[1:].split(".")
+                prefix, target = "o" + prefix, int(points)
+            low = _low(view)
+            await self.press(user, chat, f"p:{gid}:{v}:{prefix}:{low}")
+            current = low
+            while current != target:
+                step = max(s for s in (1, 5, 10) if current + s <= target)
+                current += step
+                await self.press(user, chat, f"p:{gid}:{v}:{prefix}:{current}")
+            await self.press(user, chat, f"a:{gid}:{v}:{code}")
+        else:
+            raise AssertionError(f"no way to play {code}")
+        self.actions_done += 1
+
+    # ------------------------------------------------------------------ playing
+
+    async def step(self, policy: Policy, timeout: float = 10) -> bool:
+        """One move by the human in turn (or wait for computers). False once over."""
+        row, game = await self.state()
+        if row.status != "playing" or game.is_over():
+            return False
+        seat_no = game.current_seat()
+        seat = row.seat(seat_no)
+        version = row.version
+        if seat is not None and seat.is_human and not seat.away:
+            for other in row.seats:  # out-of-turn calls first (monte)
+                if other.user_id is not None and other.seat != seat_no:
+                    oview = game.view(other.seat)
+                    if "M" in oview.legal and policy(oview, self.rng) == "M":
+                        await self.perform(self.users[other.user_id], oview, "M")
+                        await self._wait_version(version, timeout)
+                        return True
+            view = game.view(seat_no)
+            code = policy(view, self.rng)
+            assert code in view.legal, (code, view.legal)
+            await self.perform(self.users[seat.user_id], view, code)
+        await self._wait_version(version, timeout)
+        return True
+
+    async def _wait_version(self, version: int, timeout: float) -> None:
+        async def changed() -> bool:
+            row = await self.row()
+            return row.version != version or row.status != "playing"
+
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not await changed():
+            if loop.time() > deadline:
+                raise AssertionError("the game did not move\n" + self.tg.dump())
+            await asyncio.sleep(0.01)
+
+    async def play(self, policy: Policy, until: Callable[[Any], bool] | None = None,
+                   max_steps: int = 2000) -> None:
+        for _ in range(max_steps):
+            if until is not None:
+                _, game = await self.state()
+                if until(game):
+                    return
+            if not await self.step(policy):
+                return
+        raise AssertionError("too many steps")
+
+
+def _low(view: View) -> int:
+    bid = view.current_bid
+    if bid is not None and bid[0] == "t":
+        return int(bid[1:]) + 1
+    if bid is not None and bid[0] == "o":
+        return int(bid.split(".")[1]) + 1
+    return 61

@@ -1,0 +1,47 @@
+"""AFK: reminder at half time, a computer move at expiry, the seat handed over after two
+timeouts in a row, and "Sono tornato" giving it back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from storage import repo
+from tests.conftest import make_bot
+
+
+async def test_turn_timeout_and_back(tg: Any, tmp_path: Path) -> None:
+    bot = await make_bot(tg, tmp_path / "bot.db", turn_timeout_seconds=1).start()
+    try:
+        human = tg.add_user("Lenta & <slow>", language_code="it")
+        await human.start_bot()
+        group = tg.add_group("AFK", [human])
+        await human.send(group, "/nuova")
+        lobby = await tg.wait_for_message(group, "Briscola chiamata")
+        gid = (await repo.get_active_game(bot.rt.db, group.id, 0)).game_id
+        await (await human.press(lobby, f"l:{gid}:join")).wait(10)
+        for _ in range(4):
+            await (await human.press(lobby, f"l:{gid}:cpu")).wait(10)
+        await human.send(group, "/inizia")
+        await tg.wait_for_message(human, "Tocca a te! Hai ancora", timeout=10)
+        await tg.wait_for_message(group, "non ha giocato in tempo", timeout=10)
+        away = await tg.wait_for_message(group, "ha saltato due turni", timeout=20)
+        assert "Lenta &amp; &lt;slow&gt;" not in away.content and "Lenta & <slow>" in away.content
+        row = await repo.get_game(bot.rt.db, gid)
+        assert row is not None and row.seats[0].away
+        hand = await tg.wait_until(
+            lambda: next((m for m in tg.chat_messages(human, from_bot=True)
+                          if any(b.callback_data == f"b:{gid}" for b in m.buttons)), None),
+            timeout=10,
+        )
+        answer = await (await human.press(hand, f"b:{gid}")).wait(10)
+        assert not answer.show_alert
+        await tg.wait_for_message(group, "è tornato al tavolo", timeout=10)
+        row = await repo.get_game(bot.rt.db, gid)
+        assert row is not None and not row.seats[0].away and row.seats[0].afk_strikes == 0
+        await repo.set_status(bot.rt.db, gid, "cancelled")
+        await bot.rt.outbox.drain()
+        assert not [e for e in tg.errors if e.method != "sendChatAction"], tg.errors
+        assert not tg.unanswered_callbacks()
+    finally:
+        await bot.stop()

@@ -1,0 +1,253 @@
+"""End-to-end: five simulated users play whole matches through the fake Bot API server."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from game import View
+from storage import repo
+from tests.conftest import make_bot
+from tests.e2e.driver import Table
+
+NAMES = ["Al<i>ce & co", "Bōb", "Chiara 🃏", "Дмитрий", "李 &amp; <b>"]
+
+
+def make_users(tg: Any) -> list[Any]:
+    langs = ["it", "en", "it", None, "en-US"]
+    return [
+        tg.add_user(name, language_code=lang, started=False)
+        for name, lang in zip(NAMES, langs, strict=True)
+    ]
+
+
+async def open_table(tg: Any, bot: Any, users: list[Any], *, deep_link_user: int = 1) -> Table:
+    """Lobby via buttons: four join directly (after /start), one through the deep link."""
+    group = tg.add_group("Tavolo <Briscola> & amici", users, admins=[users[0]])
+    for i, user in enumerate(users):
+        if i != deep_link_user:
+            await user.start_bot()
+    await users[0].send(group, "/nuova")
+    lobby = await tg.wait_for_message(group, "Briscola chiamata")
+    table = Table(tg, bot, group, users)
+    row = await repo.get_active_game(bot.rt.db, group.id, 0)
+    assert row is not None
+    table.game_id = row.game_id
+    gid = row.game_id
+    for i, user in enumerate(users):
+        answer = await (await user.press(lobby, f"l:{gid}:join")).wait(10)
+        if i == deep_link_user:
+            assert answer.url == f"https://t.me/{tg.bot.username}?start=j{gid}"
+            await user.start_bot(f"j{gid}")
+            await tg.wait_for_message(user, "✅")
+        else:
+            assert not answer.show_alert, answer.text
+    await tg.wait_until(lambda: tg.message(group, lobby.message_id).content.count("\n5. ") == 1)
+    return table
+
+
+async def set_options(table: Table, admin: Any, wanted: dict[str, str]) -> None:
+    """Change options through the /impostazioni menu (pressing its buttons)."""
+    from bot.prefs import MENU, current_value
+
+    tg, group = table.tg, table.group
+    await admin.send(group, "/impostazioni")
+    menu = await tg.wait_for_message(group, "Impostazioni")
+    for key, value in wanted.items():
+        index = next(i for i, o in enumerate(MENU) if o.key == key)
+        for _ in range(len(MENU[index].values)):
+            prefs = await table.rt.chat_prefs(group.id)
+            if current_value(prefs, key) == value:
+                break
+            answer = await (await admin.press(menu, f"s:c:{index}")).wait(10)
+            assert not answer.show_alert, answer.text
+        prefs = await table.rt.chat_prefs(group.id)
+        assert current_value(prefs, key) == value
+
+
+def group_texts(tg: Any, group: Any) -> list[str]:
+    """Every text the bot ever showed in the group, including earlier edit versions."""
+    out = []
+    for m in tg.chat_messages(group, from_bot=True, include_deleted=True):
+        out.append(m.content)
+        out += [h.text or "" for h in m.history]
+    return out
+
+
+async def check_clean(tg: Any, table: Table) -> None:
+    assert not tg.errors, "\n".join(f"{e!r} {e.description}" for e in tg.errors[:8])
+    assert not tg.unanswered_callbacks()
+    assert not tg.flood_violations
+    texts = group_texts(tg, table.group)
+    for text in texts:
+        for marker in ("Le tue carte", "Your cards", "Tocca a te", "Your turn"):
+            assert marker not in text, text
+    # no group button may be a card or suit action
+    for m in tg.chat_messages(table.group, from_bot=True):
+        for b in m.buttons:
+            if b.callback_data and b.callback_data.startswith("a:"):
+                code = b.callback_data.split(":")[3]
+                assert not code.startswith(("c", "s", "o", "M")), b
+
+
+def call_counts(tg: Any) -> dict[str, int]:
+    """Bot API calls that produce or change messages, split group / private."""
+    counts = {"group_sends": 0, "group_edits": 0, "private_sends": 0, "private_edits": 0}
+    for call in tg.calls:
+        if not call.ok or not isinstance(call.chat_id, int):
+            continue
+        where = "group" if call.chat_id < 0 else "private"
+        if call.method == "sendMessage":
+            counts[f"{where}_sends"] += 1
+        elif call.method in ("editMessageText", "editMessageReplyMarkup"):
+            counts[f"{where}_edits"] += 1
+    return counts
+
+
+async def check_scores(table: Table) -> None:
+    rows = await repo.leaderboard(table.rt.db, table.group.id)
+    _, game = await table.state()
+    assert sum(r.total for r in rows) == 0
+    row = await table.row()
+    by_user = {s.user_id: s.seat for s in row.seats if s.user_id is not None}
+    assert {r.user_id: r.total for r in rows} == {u: game.totals[s] for u, s in by_user.items()}
+
+
+async def check_refusals(tg: Any, table: Table) -> None:
+    """Forged, stale and out-of-turn presses: a polite alert and nothing changes."""
+    row, game = await table.state()
+    version, gid = row.version, row.game_id
+    pass_data = f"a:{gid}:{version}:P"
+    table_msg = await tg.wait_until(lambda: table._message_with(table.group, pass_data))
+    seat_in_turn = game.current_seat()
+    other = next(s for s in row.seats if s.seat != seat_in_turn)
+    user = table.users[other.user_id]
+    for data in (f"a:{gid}:{version}:P", f"a:{gid}:{version + 5}:P", f"a:{gid}:{version}:cAd",
+                 "a:999:0:P", "zzz", f"l:{gid}:go", f"a:{gid}:{version}:" + "x" * 40):
+        answer = await (await user.press(table_msg, data, check=False)).wait(10)
+        assert answer.show_alert and answer.text, data
+    assert (await table.row()).version == version
+
+
+def feature_policy(view: View, rng: random.Random) -> str:
+    """Exercises obbligato (deal 1), a carichi (deal 2), 2-level raises, in mano."""
+    legal = list(view.legal)
+    if view.phase == "auction":
+        if view.smazzata % 2 == 0:
+            obb = [c for c in legal if c.startswith("o")]
+            if view.current_bid is None and obb:
+                return obb[0]
+            if view.current_bid is None and "t65" in legal:
+                return "t65"
+            raises = [c for c in legal if c.startswith("t")]
+            if view.current_bid is not None and view.current_bid.startswith(("t", "o")) \
+                    and raises and int(raises[0][1:]) <= 72 and rng.random() < 0.3:
+                return raises[0]
+            return "P"
+        if view.current_bid is None and "K" in legal:
+            return "K"
+        return "P"
+    if view.phase == "declaration":
+        rank = view.contract_rank
+        mine = [c for c in legal if rank is not None and
+                "cdsb".index(c[1]) * 10 + rank in view.hand]
+        return (mine or legal)[0]
+    return rng.choice(legal)
+
+
+async def test_full_match_five_humans(tg: Any, tmp_path: Path) -> None:
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        users = make_users(tg)
+        table = await open_table(tg, bot, users)
+        await set_options(table, users[0], {"match_end": "hands:2", "a_carichi": "on"})
+        await users[0].send(table.group, "/inizia")
+        await tg.wait_for_message(table.group, "Smazzata 1")
+        tg.clear_log()
+        await check_refusals(tg, table)
+        await table.play(feature_policy)
+        row, game = await table.state()
+        assert row.status == "finished" and game.is_over()
+        await tg.wait_for_message(table.group, "Partita finita")
+        await bot.rt.outbox.drain()
+        await check_clean(tg, table)
+        await check_scores(table)
+        results = await repo.load_smazzata_results(bot.rt.db, row.game_id)
+        assert len(results) == 2
+        counts = call_counts(tg)
+        deals = game.smazzata_index + 1  # includes voided deals
+        per = {k: round(v / deals, 1) for k, v in counts.items()}
+        print(f"\nBot API calls over {deals} smazzate ({table.actions_done} human actions): "
+              f"{counts}; per smazzata: {per}")
+        assert per["group_sends"] <= 3 and per["private_sends"] <= 5
+        await users[2].send(table.group, "/classifica")
+        board = await tg.wait_for_message(table.group, "Classifica")
+        assert "Al&lt;i&gt;ce" not in board.content and "Al<i>ce & co" in board.content
+    finally:
+        await bot.stop()
+
+
+def find_monte_seed(options: Any) -> int:
+    """A seed whose first deal gives somebody a hand worth 0 points (monte possible)."""
+    from game import Game
+    from game.cards import CARD_POINTS
+
+    for seed in range(1, 100_000):
+        game = Game.new(options, rng=random.Random(seed))
+        if any(not any(CARD_POINTS[c] for c in hand) for hand in game.hands):
+            return seed
+    raise AssertionError("no seed")
+
+
+def buio_policy(view: View, rng: random.Random) -> str:
+    """Monte when possible; then a rank call of a held rank, declared in mano."""
+    legal = list(view.legal)
+    if view.phase == "auction":
+        if "M" in legal:
+            return "M"
+        if view.current_bid is None:
+            for card in sorted(view.hand):
+                code = "r" + "A3RCF76542"[card % 10]
+                if code in legal:
+                    return code
+        return "P"
+    if view.phase == "declaration":
+        rank = view.contract_rank
+        mine = [c for c in legal if rank is not None and
+                "cdsb".index(c[1]) * 10 + rank in view.hand]
+        return (mine or legal)[0]
+    return rng.choice(legal)
+
+
+async def test_monte_al_buio_in_mano(tg: Any, tmp_path: Path) -> None:
+    from game import TableOptions
+
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        users = make_users(tg)
+        table = await open_table(tg, bot, users, deep_link_user=3)
+        await set_options(
+            table, users[0], {"match_end": "hands:1", "monte": "on", "al_buio": "on"}
+        )
+        prefs = await bot.rt.chat_prefs(table.group.id)
+        seed = find_monte_seed(prefs.options)
+        assert prefs.options == TableOptions(match_end="hands:1", monte=True, al_buio=True)
+        bot.rt.service.seed_source = lambda: seed
+        await users[0].send(table.group, "/inizia")
+        await tg.wait_for_message(table.group, "Smazzata 1")
+        tg.clear_log()
+        await table.play(buio_policy)
+        row, game = await table.state()
+        assert row.status == "finished"
+        await tg.wait_for_message(table.group, "Partita finita")
+        await bot.rt.outbox.drain()
+        await check_clean(tg, table)
+        await check_scores(table)
+        texts = "\n".join(group_texts(tg, table.group))
+        assert "ha mandato a monte" in texts
+        assert "Briscola al buio" in texts  # the suit stayed secret during trick 1
+        assert game.last_score is not None and game.last_score.in_mano
+        assert "Si è chiamato in mano" in texts
+    finally:
+        await bot.stop()

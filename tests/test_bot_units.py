@@ -1,0 +1,195 @@
+"""Unit tests of the bot's pure parts: callback data, catalogs, texts, keyboards, config."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from bot import callbacks as cb
+from bot.config import ConfigError, load_settings
+from bot.i18n import LANGUAGES, catalog, tr
+from bot.prefs import MENU, Prefs, cycle
+from bot.render import keyboards as kb
+from bot.render import texts
+from game import Game, TableOptions
+
+BOT_DIR = Path(__file__).resolve().parent.parent / "bot"
+PLACEHOLDER = re.compile(r"{(\w+)}")
+
+
+# --------------------------------------------------------------------------- i18n
+
+
+def test_catalogs_have_the_same_keys_and_placeholders() -> None:
+    it, en = catalog("it"), catalog("en")
+    assert set(it) == set(en)
+    for key in it:
+        assert set(PLACEHOLDER.findall(it[key])) == set(PLACEHOLDER.findall(en[key])), key
+        assert it[key].strip() and en[key].strip(), key
+
+
+def test_every_key_used_in_the_code_exists() -> None:
+    keys: set[str] = set()
+    for path in BOT_DIR.rglob("*.py"):
+        keys |= set(re.findall(r'tr\(\s*[\w.()]+,\s*"([a-z_]+\.[a-z_0-9.]+)"', path.read_text()))
+        keys |= set(re.findall(r'Refused\("([a-z_]+\.[a-z_0-9.]+)"', path.read_text()))
+    assert len(keys) > 100
+    dynamic = {f"set.{o.key}" for o in MENU} | {"val.on", "val.off", "lobby.started",
+               "lobby.cancelled", "seat.left", "seat.blocked", "rules.end_target",
+               "rules.end_hands", "rules.winners_top", "rules.winners_seed000",
+               "opt.cappotto_double", "opt.cappotto_off", "opt.winners_top",
+               "opt.winners_seed000"}
+    from game import REASONS
+    dynamic |= {f"reason.{code}" for code in REASONS}
+    from bot.features.help import GROUP_COMMANDS, PRIVATE_COMMANDS
+    dynamic |= {f"cmd.{it}" for it, _ in GROUP_COMMANDS + PRIVATE_COMMANDS}
+    for lang in LANGUAGES:
+        missing = (keys | dynamic) - set(catalog(lang))
+        assert not missing, (lang, sorted(missing))
+
+
+def test_tr_falls_back_and_formats() -> None:
+    assert tr("en", "bid.two", points=70) == "2 at 70"
+    assert tr("xx", "bid.two", points=70) == "2 a 70"
+    assert tr("it", "no.such.key") == "no.such.key"
+
+
+# --------------------------------------------------------------------------- callbacks
+
+
+def test_callback_round_trip_and_rejections() -> None:
+    data = cb.action(123456789012, 99999, "o5.120")
+    assert len(data.encode()) <= 64
+    parsed = cb.parse(data)
+    assert (parsed.kind, parsed.game_id, parsed.version, parsed.parts) == (
+        "a", 123456789012, 99999, ("o5.120",)
+    )
+    assert cb.parse(cb.picker(5, 7, "t", 65)).parts == ("t", "65")
+    assert cb.parse(cb.lobby(3, "join")).parts == ("join",)
+    assert cb.parse(cb.settings("c", "3")).parts == ("c", "3")
+    for bad in ["", "zzz", "a:1", "a:x:1:P", "a:1:x:P", "a:1:1", "a:0:1:P", "l:1",
+                "a:1:1:P:extra", "s", "a:1:1:<b>", "x" * 65, "a:1:1:è"]:
+        with pytest.raises(cb.BadCallback):
+            cb.parse(bad)
+
+
+def _views_of_a_random_game(seed: int) -> list:
+    game = Game.new(TableOptions(a_carichi=True, monte=True), rng=random.Random(seed))
+    rng = random.Random(seed)
+    views = []
+    while not game.is_over() and len(views) < 400:
+        seat = game.current_seat()
+        assert seat is not None
+        views.append(game.view(seat))
+        views.append(game.view(None))
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        action = passes[0] if passes and rng.random() < 0.6 and game.bids else rng.choice(legal)
+        game.apply(seat, action)
+    return views
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_keyboard_fits_telegram(seed: int) -> None:
+    gid = 10**12
+    for view in _views_of_a_random_game(seed):
+        boards = [kb.lobby_keyboard("it", gid), kb.cancel_keyboard("en", gid),
+                  kb.settings_keyboard("it", Prefs())]
+        if view.seat is None:
+            boards.append(kb.auction_group_keyboard("it", gid, view))
+            if view.phase == "auction":
+                boards.append(kb.picker_keyboard("it", gid, view, "t", 120))
+                boards.append(kb.confirm_keyboard("en", gid, view, "K"))
+        else:
+            boards.append(kb.private_keyboard("en", gid, view))
+        for board in boards:
+            for data in kb.all_callback_data(board):
+                assert len(data.encode()) <= 64, data
+                cb.parse(data)
+            if board is not None:
+                assert sum(len(r) for r in board.inline_keyboard) <= 100
+                assert all(len(r) <= 8 for r in board.inline_keyboard)
+
+
+def test_group_keyboard_reveals_nothing_of_hands() -> None:
+    """Different hands, same public state: exactly the same group keyboard."""
+    boards = set()
+    for seed in range(20):
+        view = Game.new(TableOptions(), rng=random.Random(seed)).view(None)
+        data = kb.all_callback_data(kb.auction_group_keyboard("it", 1, view))
+        boards.add(tuple(data))
+        assert not [d for d in data if d.split(":")[-1].startswith(("o", "M", "c", "s"))]
+    assert len(boards) == 1
+
+
+# --------------------------------------------------------------------------- texts
+
+
+def test_names_are_escaped_everywhere() -> None:
+    names = ["<b>x</b>", "a & b", "Дима", "李", "e"]
+    game = Game.new(TableOptions(), rng=random.Random(3))
+    for seat in (None, 0, 1):
+        text = texts.table_text("it", game.view(seat), names)
+        assert "<b>x</b>" not in text and "&lt;b&gt;x&lt;/b&gt;" in text
+        assert "a &amp; b" in text or "a & b" not in text
+    board = texts.leaderboard_text("en", [("<i>", 3, 1, 2, 1, 1), ("&", -3, 1, 2, 0, 0)])
+    assert "&lt;i&gt;" in board and "+3" in board and "−3" in board and "100%" in board
+
+
+def test_group_table_never_shows_a_hand() -> None:
+    game = Game.new(TableOptions(), rng=random.Random(5))
+    group = texts.table_text("it", game.view(None), ["a"] * 5)
+    private = texts.hand_text("it", game.view(0), ["a"] * 5)
+    assert "Le tue carte" in private and "Le tue carte" not in group
+    labels = [texts.card_label("napoletane", c) for c in game.view(0).hand]
+    assert all(label in private for label in labels)
+
+
+def test_texts_are_clipped() -> None:
+    assert len(texts.clip("x\n" * 5000)) <= 4096
+
+
+# --------------------------------------------------------------------------- prefs & config
+
+
+def test_settings_menu_cycles_every_option() -> None:
+    prefs = Prefs()
+    for index, option in enumerate(MENU):
+        seen = set()
+        for _ in option.values:
+            prefs = cycle(prefs, index)
+            seen.add(Prefs.model_validate_json(prefs.to_json()).to_json())
+        assert len(seen) == len(option.values), option.key
+
+
+def test_config_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BOT_TOKEN", raising=False)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert "\n" not in str(err.value) and "BOT_TOKEN" in str(err.value)
+    monkeypatch.setenv("BOT_TOKEN", "123:abc")
+    monkeypatch.setenv("TURN_TIMEOUT_SECONDS", "soon")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert "TURN_TIMEOUT_SECONDS" in str(err.value) and "\n" not in str(err.value)
+    monkeypatch.setenv("TURN_TIMEOUT_SECONDS", "0")
+    monkeypatch.setenv("DEFAULT_LANGUAGE", "en")
+    settings = load_settings()
+    assert settings.turn_timeout_seconds == 0 and settings.default_language == "en"
+
+
+def test_main_prints_one_line_without_token(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "BOT_TOKEN"}
+    env["PYTHONPATH"] = str(BOT_DIR.parent)
+    out = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "BOT_TOKEN" in out.stderr
