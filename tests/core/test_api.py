@@ -163,3 +163,22 @@ def test_simulator_counts_and_prints(capsys: pytest.CaptureFixture[str]) -> None
     simulate_main(["--games", "20", "--seed", "1", "--option", "monte=on"])
     out = capsys.readouterr().out
     assert "smazzate scored     20" in out and "smazzate per second" in out
+
+
+def test_game_core_imports_no_io_framework() -> None:
+    """game/ stays pure: no Telegram, asyncio, storage, bot or I/O modules anywhere in it."""
+    import ast
+    from pathlib import Path
+
+    forbidden = {"telegram", "asyncio", "aiosqlite", "sqlite3", "storage", "bot", "socket"}
+    root = Path(__file__).resolve().parents[2] / "game"
+    offenders = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in forbidden]
+    assert offenders == []
