@@ -21,15 +21,23 @@ from telegram.ext import (
     ChatMemberHandler,
     ContextTypes,
     Defaults,
-    MessageHandler,
-    filters,
 )
 
 from bot.config import Settings
-from bot.features import auction, help, lobby, play, rules, scoreboard, settings
+from bot.features import (
+    auction,
+    common,
+    help,
+    lobby,
+    migration,
+    play,
+    rules,
+    scoreboard,
+    settings,
+)
 from bot.features.help import command_list
-from bot.i18n import LANGUAGES
-from bot.outbox import Outbox
+from bot.i18n import LANGUAGES, tr
+from bot.outbox import Outbox, PacedRateLimiter
 from bot.runtime import Runtime, rt_of
 from bot.service import GameService
 from bot.tables import Tables
@@ -49,7 +57,7 @@ def build_application(
         Application.builder()
         .token(config.bot_token.get_secret_value())
         .defaults(Defaults(parse_mode=ParseMode.HTML))
-        .rate_limiter(rate_limiter or AIORateLimiter(max_retries=3))
+        .rate_limiter(rate_limiter or PacedRateLimiter(max_retries=3))
         .post_init(_post_init)
         .post_shutdown(_post_shutdown)
     )
@@ -60,9 +68,9 @@ def build_application(
     app = builder.build()
     app.bot_data["config"] = config
     app.bot_data["outbox_rates"] = outbox_rates or {}
-    for feature in (lobby, auction, play, scoreboard, settings, rules, help):
+    common.register(app)
+    for feature in (lobby, auction, play, scoreboard, settings, rules, help, migration):
         feature.register(app)
-    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, _on_migrate))
     app.add_handler(ChatMemberHandler(_on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     play.register_fallback(app)
     app.add_error_handler(_on_error)
@@ -73,15 +81,21 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
     config: Settings = app.bot_data["config"]
     db = await Database.open(config.database_url)
     service = GameService(db)
-    rates = {
+    rates: dict[str, float] = {
         "group_per_minute": float(config.group_messages_per_minute),
         **app.bot_data["outbox_rates"],
     }
+    lazy = rates.pop("private_lazy_seconds", None)
     outbox = Outbox(app.bot, **rates)  # type: ignore[arg-type]
     tables = Tables(app, config, service, outbox)
-    outbox.on_forbidden = _forbidden_handler(tables)
-    outbox.on_migrated = _migrated_handler(app)
+    if lazy is not None:
+        tables.private_lazy_seconds = lazy
+    limiter = app.bot.rate_limiter
+    if isinstance(limiter, PacedRateLimiter):
+        limiter.outbox = outbox
     rt = Runtime(config, db, service, outbox, tables)
+    outbox.on_forbidden = _forbidden_handler(tables)
+    outbox.on_migrated = _migrated_handler(rt)
     app.bot_data["rt"] = rt
     await _set_commands(app)
     await tables.resume_all()
@@ -98,19 +112,19 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
 
 
 async def _set_commands(app: Application) -> None:  # type: ignore[type-arg]
-    for lang in LANGUAGES:
-        code = "" if lang == "it" else lang
-        try:
-            await app.bot.set_my_commands(
-                command_list(lang, private=False), scope=BotCommandScopeAllGroupChats(),
-                language_code=code or None,
-            )
-            await app.bot.set_my_commands(
-                command_list(lang, private=True), scope=BotCommandScopeAllPrivateChats(),
-                language_code=code or None,
-            )
-        except TelegramError:
-            log.warning("could not set the command menu for %s", lang, exc_info=True)
+    """Command menus per scope (groups, private chats) and language; users whose language
+    is neither get the default language's menu."""
+    config: Settings = app.bot_data["config"]
+    for code in ("", *LANGUAGES):
+        lang = code or config.default_language
+        for private, scope in ((False, BotCommandScopeAllGroupChats()),
+                               (True, BotCommandScopeAllPrivateChats())):
+            try:
+                await app.bot.set_my_commands(
+                    command_list(lang, private=private), scope=scope, language_code=code or None
+                )
+            except TelegramError:
+                log.warning("could not set the command menu for %r", code, exc_info=True)
 
 
 def _forbidden_handler(tables: Tables) -> Any:
@@ -121,32 +135,14 @@ def _forbidden_handler(tables: Tables) -> Any:
     return handler
 
 
-def _migrated_handler(app: Application) -> Any:  # type: ignore[type-arg]
+def _migrated_handler(rt: Runtime) -> Any:
     async def handler(old: int, new: int) -> None:
-        rt: Runtime = app.bot_data["rt"]
-        await repo.migrate_chat(rt.db, old, new)
+        try:
+            await migration.migrate(rt, old, new)
+        except Exception:
+            log.exception("could not migrate chat %s to %s", old, new)
 
     return handler
-
-
-async def _on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A group became a supergroup: move games, settings and scores to the new id."""
-    message = update.effective_message
-    if message is None:
-        return
-    if message.migrate_to_chat_id:
-        old, new = message.chat.id, message.migrate_to_chat_id
-    elif message.migrate_from_chat_id:
-        old, new = message.migrate_from_chat_id, message.chat.id
-    else:
-        return
-    rt = rt_of(context)
-    result = await repo.migrate_chat(rt.db, old, new)
-    log.info("chat %s migrated to %s: %s", old, new, result)
-    for row in await repo.list_unfinished_games(rt.db):
-        if row.chat_id == new and row.status == "playing":
-            await repo.patch_ui(rt.db, row.game_id, {"table": None, "hands": None})
-            await rt.tables.sync(row.game_id)
 
 
 async def _on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -163,21 +159,59 @@ async def _on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE)
 
 
 async def _on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Log first, then report to the admin chat if configured."""
+    """Log first; then tell the user something went wrong; then report to ADMIN_CHAT_ID."""
     log.error("error while handling an update", exc_info=context.error)
+    if isinstance(update, Update):
+        await _tell_user(update, context)
     config: Settings = context.bot_data["config"]
     if config.admin_chat_id is None:
         return
-    tb = "".join(
-        traceback.format_exception(None, context.error, context.error.__traceback__)  # type: ignore[union-attr]
-    )
-    payload = update.to_dict() if isinstance(update, Update) else str(update)
-    text = (
-        f"<b>Errore</b>: {html.escape(str(context.error))[:300]}\n"
-        f"<pre>{html.escape(json.dumps(payload, ensure_ascii=False)[:1200])}</pre>\n"
-        f"<pre>{html.escape(tb[-2000:])}</pre>"
-    )
     try:
-        await context.bot.send_message(config.admin_chat_id, text[:4096])
+        await context.bot.send_message(config.admin_chat_id, error_report(update, context.error))
     except TelegramError:
         log.warning("could not report the error to ADMIN_CHAT_ID", exc_info=True)
+
+
+async def _tell_user(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    rt: Runtime | None = context.bot_data.get("rt")
+    user, chat = update.effective_user, update.effective_chat
+    lang = await rt.user_language(user, chat) if rt is not None else "it"
+    try:
+        if update.callback_query is not None:
+            await update.callback_query.answer(tr(lang, "error.generic"), show_alert=True)
+        elif update.effective_message is not None and update.effective_message.text:
+            await update.effective_message.reply_text(tr(lang, "error.generic"))
+    except Exception:  # the user may be unreachable; the report below still goes out
+        log.info("could not tell the user about the error", exc_info=True)
+
+
+def error_report(update: object, error: BaseException | None) -> str:
+    """The HTML report for the admin chat: error, update, traceback (< 4096 characters)."""
+    tb = "".join(traceback.format_exception(error)) if error is not None else ""
+    payload = update.to_dict() if isinstance(update, Update) else str(update)
+    return (
+        f"<b>Errore</b>: {_escaped_head(str(error), 300)}\n"
+        f"<pre>{_escaped_head(json.dumps(payload, ensure_ascii=False), 1200)}</pre>\n"
+        f"<pre>{_escaped_tail(tb, 2000)}</pre>"
+    )
+
+
+def _escaped_head(text: str, limit: int) -> str:
+    out = html.escape(text, quote=False)
+    if len(out) <= limit:
+        return out
+    out = out[:limit]
+    if out.rfind("&") > out.rfind(";"):  # do not cut an entity in two
+        out = out[: out.rfind("&")]
+    return out + "…"
+
+
+def _escaped_tail(text: str, limit: int) -> str:
+    out = html.escape(text, quote=False)
+    if len(out) <= limit:
+        return out
+    out = out[-limit:]
+    semi, amp = out.find(";"), out.find("&")
+    if semi != -1 and (amp == -1 or semi < amp):  # starts inside an entity
+        out = out[semi + 1 :]
+    return "…" + out

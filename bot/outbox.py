@@ -2,11 +2,16 @@
 
 * **Skip identical edits**: the last content sent for each message is remembered, so a
   "message is not modified" error never happens on our side (and is ignored if it does).
-* **Coalescing**: an edit only records the *desired* content of a message; one flusher
-  task per chat sends the latest desired content when the chat's budget allows. A burst
-  of computer moves therefore becomes one edit per message.
-* **Budget**: per chat a token bucket (``chat_burst`` then ``chat_rate``/s) and per group a
-  sliding window of ``group_per_minute`` sends+edits per 60 s.
+* **Coalescing**: an edit only records the *desired* content of a message (and by when it
+  is due: at once, or after a ``delay`` for content nobody needs right now); one flusher
+  task per chat sends the latest desired content when it is due and the chat's budget
+  allows. A burst of moves therefore becomes one edit per message.
+* **Budget**: per chat a token bucket (``chat_rate``/s; burst ``chat_burst`` in groups,
+  ``private_burst`` in private chats, so a private chat never gets more than one call per
+  ``1/chat_rate`` s) and per group a sliding window of ``group_per_minute`` per 60 s.
+* **Migrated groups**: a group that became a supergroup is remembered: sends to the old
+  id go to the new one, edits of its old messages are dropped (they are read-only now),
+  and ``on_migrated`` is told (in the background) so that the database follows.
 
 Counters of every call (for the closing report) are kept in :attr:`Outbox.stats`.
 """
@@ -14,18 +19,28 @@ Counters of every call (for the closing report) are kept in :attr:`Outbox.stats`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup, Message
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+from telegram.ext import AIORateLimiter
 
 log = logging.getLogger(__name__)
 
 Content = tuple[str, str]  # (text, keyboard json)
+#: Set while the outbox itself calls the Bot API (it has taken the chat's budget already).
+_PACED: ContextVar[bool] = ContextVar("outbox_paced", default=False)
+#: The methods Telegram counts against a chat's limits.
+COUNTED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup",
+                     "editMessageCaption", "sendPhoto", "sendDocument"})
 
 
 def _kb_key(kb: InlineKeyboardMarkup | None) -> str:
@@ -39,6 +54,8 @@ class _Chat:
     updated: float
     window: deque[float] = field(default_factory=deque)
     desired: dict[int, tuple[str, InlineKeyboardMarkup | None]] = field(default_factory=dict)
+    due: dict[int, float] = field(default_factory=dict)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
     flusher: asyncio.Task[None] | None = None
 
 
@@ -50,34 +67,44 @@ class Outbox:
         group_per_minute: float = 18,
         chat_rate: float = 0.8,
         chat_burst: float = 2.0,
+        private_burst: float = 1.0,
         window_seconds: float = 60.0,
         on_forbidden: Callable[[int], Awaitable[None]] | None = None,
-        on_migrated: Callable[[int, int], Awaitable[None]] | None = None,
+        on_migrated: Callable[[int, int], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.bot = bot
         self.group_per_minute = group_per_minute
         self.chat_rate = chat_rate
         self.chat_burst = chat_burst
+        self.private_burst = private_burst
         self.window_seconds = window_seconds
         self.on_forbidden = on_forbidden
         self.on_migrated = on_migrated
         self._chats: dict[int, _Chat] = {}
         self._sent: dict[tuple[int, int], Content] = {}
+        self._moved: dict[int, int] = {}
+        self._background: set[asyncio.Task[None]] = set()
         self.stats: Counter[str] = Counter()
         self._closed = False
 
     # ------------------------------------------------------------------ budget
 
+    def _burst(self, chat: _Chat) -> float:
+        return self.chat_burst if chat.is_group else self.private_burst
+
     def _chat(self, chat_id: int) -> _Chat:
         chat = self._chats.get(chat_id)
         if chat is None:
-            chat = _Chat(chat_id < 0, self.chat_burst, time.monotonic())
+            is_group = chat_id < 0
+            burst = self.chat_burst if is_group else self.private_burst
+            chat = _Chat(is_group, burst, time.monotonic())
             self._chats[chat_id] = chat
         return chat
 
     def _wait_needed(self, chat: _Chat) -> float:
         now = time.monotonic()
-        chat.tokens = min(self.chat_burst, chat.tokens + (now - chat.updated) * self.chat_rate)
+        burst = self._burst(chat)
+        chat.tokens = min(burst, chat.tokens + (now - chat.updated) * self.chat_rate)
         chat.updated = now
         wait = 0.0 if chat.tokens >= 1 else (1 - chat.tokens) / self.chat_rate
         if chat.is_group:
@@ -87,16 +114,59 @@ class Outbox:
                 wait = max(wait, chat.window[0] + self.window_seconds - now)
         return wait
 
+    async def take(self, chat_id: int) -> None:
+        """Wait for and spend one call of the chat's budget (for calls made elsewhere)."""
+        await self._take(self.resolve(chat_id))
+
     async def _take(self, chat_id: int) -> None:
         chat = self._chat(chat_id)
-        while (wait := self._wait_needed(chat)) > 0:
-            await asyncio.sleep(wait + 0.01)
+        await self._take_soft(chat_id)
+        self._spend(chat)
+
+    def assume_recent_use(self, chat_id: int) -> None:
+        """After a restart we cannot know what was sent to a chat in the last minute: assume
+        its budget was in use, i.e. pace it at the steady rate (no burst) for one window."""
+        chat = self._chat(chat_id)
+        now, n = time.monotonic(), max(1, int(self.group_per_minute))
+        chat.tokens = 0.0
+        if chat.is_group:
+            step = self.window_seconds / n
+            chat.window = deque(now - self.window_seconds + (i + 1) * step for i in range(n))
+
+    def _spend(self, chat: _Chat) -> None:
         chat.tokens -= 1
         if chat.is_group:
             chat.window.append(time.monotonic())
 
     def _count(self, chat_id: int, kind: str) -> None:
         self.stats[("group_" if chat_id < 0 else "private_") + kind] += 1
+
+    # ------------------------------------------------------------------ migrated groups
+
+    def resolve(self, chat_id: int) -> int:
+        """The id a chat has now (a migrated group's supergroup id)."""
+        while chat_id in self._moved:
+            chat_id = self._moved[chat_id]
+        return chat_id
+
+    def note_migration(self, old: int, new: int) -> bool:
+        """Remember that ``old`` is now ``new``; drop edits of old messages. True if new."""
+        if self._moved.get(old) == new or old == new:
+            return False
+        self._moved[old] = new
+        chat = self._chats.get(old)
+        if chat is not None:
+            chat.desired.clear()
+            chat.due.clear()
+            chat.wake.set()
+        return True
+
+    def _migrated(self, old: int, new: int) -> None:
+        log.warning("chat %s migrated to %s", old, new)
+        if self.note_migration(old, new) and self.on_migrated is not None:
+            task = asyncio.get_running_loop().create_task(self.on_migrated(old, new))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     # ------------------------------------------------------------------ sending
 
@@ -109,32 +179,44 @@ class Outbox:
         thread_id: int | None = None,
     ) -> Message | None:
         """Send a new message now (waiting for the budget); None if the chat refused."""
+        chat_id = self.resolve(chat_id)
         await self._take(chat_id)
+        paced = _PACED.set(True)
         try:
             msg = await self.bot.send_message(
                 chat_id, text, reply_markup=kb, message_thread_id=thread_id or None
             )
         except ChatMigrated as exc:
-            await self._migrated(chat_id, exc.new_chat_id)
-            return None
+            self._migrated(chat_id, exc.new_chat_id)
+            return await self.send(exc.new_chat_id, text, kb, thread_id=thread_id)
         except Forbidden:
             log.info("chat %s refused a message (403)", chat_id)
             if self.on_forbidden is not None:
                 await self.on_forbidden(chat_id)
             return None
+        finally:
+            _PACED.reset(paced)
         self._count(chat_id, "sends")
         self._sent[(chat_id, msg.message_id)] = (text, _kb_key(kb))
         return msg
 
     def edit(
-        self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None
+        self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None,
+        *, delay: float = 0.0,
     ) -> None:
-        """Ask for a message to show this content; sent later, coalesced, never twice."""
-        if self._sent.get((chat_id, message_id)) == (text, _kb_key(kb)):
-            self._chat(chat_id).desired.pop(message_id, None)
-            return
+        """Ask for a message to show this content, at the latest ``delay`` seconds from now;
+        sent later, coalesced with later requests for the same message, never twice."""
+        if chat_id in self._moved:
+            return  # a message of a migrated group: read-only now
         chat = self._chat(chat_id)
+        if self._sent.get((chat_id, message_id)) == (text, _kb_key(kb)):
+            chat.desired.pop(message_id, None)
+            chat.due.pop(message_id, None)
+            return
+        due = time.monotonic() + delay
+        chat.due[message_id] = min(due, chat.due.get(message_id, due))
         chat.desired[message_id] = (text, kb)
+        chat.wake.set()
         if chat.flusher is None or chat.flusher.done():
             chat.flusher = asyncio.create_task(self._flush(chat_id))
 
@@ -142,7 +224,9 @@ class Outbox:
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None
     ) -> None:
         """Edit at once (e.g. a keyboard answering the presser), still skipping repeats."""
-        self._chat(chat_id).desired.pop(message_id, None)
+        chat = self._chat(chat_id)
+        chat.desired.pop(message_id, None)
+        chat.due.pop(message_id, None)
         await self._edit(chat_id, message_id, text, kb)
 
     async def edit_markup_now(
@@ -156,11 +240,18 @@ class Outbox:
     async def _flush(self, chat_id: int) -> None:
         chat = self._chat(chat_id)
         while chat.desired and not self._closed:
+            message_id = min(chat.due, key=chat.due.__getitem__)
+            wait = chat.due[message_id] - time.monotonic()
+            if wait > 0:  # nothing due yet: sleep until it is, or until a newer request
+                chat.wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(chat.wake.wait(), wait)
+                continue
             await self._take_soft(chat_id)
-            if not chat.desired:
-                break
-            message_id = next(iter(chat.desired))
+            if message_id not in chat.desired:
+                continue
             text, kb = chat.desired.pop(message_id)
+            chat.due.pop(message_id, None)
             try:
                 await self._edit(chat_id, message_id, text, kb, take=False)
             except Exception:  # never let one failed edit stop the flusher
@@ -182,15 +273,13 @@ class Outbox:
     ) -> None:
         key = (chat_id, message_id)
         content = (text, _kb_key(kb))
-        if self._sent.get(key) == content:
+        if self._sent.get(key) == content or chat_id in self._moved:
             return
         if take:
             await self._take(chat_id)
         else:
-            chat = self._chat(chat_id)
-            chat.tokens -= 1
-            if chat.is_group:
-                chat.window.append(time.monotonic())
+            self._spend(self._chat(chat_id))
+        paced = _PACED.set(True)
         try:
             if self._sent.get(key, ("",))[0] == text:
                 await self.bot.edit_message_reply_markup(chat_id, message_id, reply_markup=kb)
@@ -208,35 +297,75 @@ class Outbox:
             else:
                 raise
         except ChatMigrated as exc:
-            await self._migrated(chat_id, exc.new_chat_id)
+            self._migrated(chat_id, exc.new_chat_id)
         except Forbidden:
             if self.on_forbidden is not None:
                 await self.on_forbidden(chat_id)
         except RetryAfter as exc:
             log.warning("flood control on %s: retry after %s", chat_id, exc.retry_after)
-            self._chat(chat_id).desired.setdefault(message_id, (text, kb))
+            chat = self._chat(chat_id)
+            if message_id not in chat.desired:
+                chat.desired[message_id] = (text, kb)
+                chat.due[message_id] = time.monotonic() + _seconds(exc.retry_after)
         except TelegramError:
             log.exception("edit of %s/%s failed", chat_id, message_id)
-
-    async def _migrated(self, old: int, new: int) -> None:
-        log.warning("chat %s migrated to %s", old, new)
-        if self.on_migrated is not None:
-            await self.on_migrated(old, new)
+        finally:
+            _PACED.reset(paced)
 
     def forget(self, chat_id: int, message_id: int) -> None:
         self._sent.pop((chat_id, message_id), None)
-        self._chat(chat_id).desired.pop(message_id, None)
+        chat = self._chat(chat_id)
+        chat.desired.pop(message_id, None)
+        chat.due.pop(message_id, None)
+
+    def pending(self) -> int:
+        """Edits waiting to be sent (all chats)."""
+        return sum(len(c.desired) for c in self._chats.values())
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait until every pending edit is sent (shutdown, tests)."""
         tasks = [c.flusher for c in self._chats.values() if c.flusher and not c.flusher.done()]
+        tasks += list(self._background)
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
 
     async def close(self) -> None:
         self._closed = True
+        for chat in self._chats.values():
+            chat.wake.set()
         tasks = [c.flusher for c in self._chats.values() if c.flusher and not c.flusher.done()]
+        tasks += list(self._background)
         for t in tasks:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _seconds(value: float | timedelta) -> float:
+    """``RetryAfter.retry_after`` is an int or a timedelta depending on PTB settings."""
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+class PacedRateLimiter(AIORateLimiter):
+    """PTB's limiter (overall and per-group rates, retries on 429) that also charges the
+    calls made outside the outbox (command replies, callback edits) to the outbox's budget
+    of their chat, so that both share one account per chat."""
+
+    outbox: Outbox | None = None
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, Any]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> Any:
+        chat_id = data.get("chat_id")
+        if (self.outbox is not None and not _PACED.get() and endpoint in COUNTED
+                and isinstance(chat_id, int)):
+            await self.outbox.take(chat_id)
+        return await super().process_request(
+            callback, args, kwargs, endpoint, data, rate_limit_args
+        )

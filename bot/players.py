@@ -56,7 +56,8 @@ def make_player(level: str, seed: int) -> Player:
     """A computer player of ``level`` (unknown levels fall back to the simplest)."""
     if _create_player is not None and level in LEVELS:
         try:
-            return _create_player(level, seed)  # type: ignore[no-any-return]
+            player: Player = _create_player(level, seed)
+            return player
         except Exception:  # a player package bug must not stop a table
             log.exception("create_player(%r) failed; using the simplest player", level)
     return SimplestPlayer(seed)

@@ -9,19 +9,24 @@ and writes action log + snapshot + score changes in ONE transaction
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
+import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from bot.prefs import Prefs
 from game import Game, IllegalAction, parse_action
 from game.events import Event, MatchOver, SmazzataScored
 from storage import (
     Database,
+    Executor,
     GameRow,
     ScoreDelta,
+    SeatRow,
     StaleVersion,
     StatusConflict,
     repo,
@@ -40,6 +45,11 @@ class Refused(Exception):
         self.values = values
 
 
+#: Consecutive turns left to time out before a computer plays a seat ("away").
+AWAY_AFTER = 2
+AfkChange = Literal["reset", "strike"]
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     row: GameRow
@@ -47,6 +57,28 @@ class Applied:
     seat: int
     code: str
     events: list[Event]
+    #: The seat's consecutive timeouts after this action, and whether it just went away.
+    strikes: int = 0
+    went_away: bool = False
+
+
+def match_prefs(row: GameRow) -> Prefs:
+    """The settings a match was started with (stored with the game, not the chat's)."""
+    return Prefs.from_json(row.settings_json)
+
+
+def turn_deadline(
+    timeout: int, seats: Sequence[SeatRow], game: Game, away: Collection[int] = (),
+    now: float | None = None,
+) -> float | None:
+    """When the seat in turn times out; None without timeout or if no human is in turn."""
+    seat_no = game.current_seat()
+    if not timeout or seat_no is None or game.is_over() or seat_no in away:
+        return None
+    seat = next((s for s in seats if s.seat == seat_no), None)
+    if seat is None or not seat.is_human or seat.away:
+        return None
+    return (time.time() if now is None else now) + timeout
 
 
 def names_of(row: GameRow, n: int = 5) -> list[str]:
@@ -103,9 +135,14 @@ class GameService:
         code: str,
         actor: Actor,
         user_id: int | None = None,
-        deadline_for: Callable[[GameRow, Game], float | None] | None = None,
+        *,
+        afk: AfkChange | None = None,
     ) -> Applied:
-        """Verify and apply one action; persist it in one transaction. Caller holds lock."""
+        """Verify and apply one action; persist it in one transaction. Caller holds lock.
+
+        ``afk="strike"`` (a timeout) adds a strike to the seat and, at :data:`AWAY_AFTER`,
+        marks it away; ``afk="reset"`` (the human acted) clears the strikes. Both are
+        written in the action's transaction: a refused action changes nothing."""
         row, game = await self.load(game_id)
         if row.version != expected_version:
             raise Refused("alert.stale")
@@ -115,34 +152,39 @@ class GameService:
             raise Refused("reason." + exc.code) from None
         work = game.clone()
         events = work.apply(seat, action)
-        deadline = deadline_for(row, work) if deadline_for is not None else None
+        seat_row = row.seat(seat)
+        before = seat_row.afk_strikes if seat_row is not None else 0
+        strikes = before + 1 if afk == "strike" else 0 if afk == "reset" else before
+        went_away = (
+            afk == "strike" and seat_row is not None and not seat_row.away
+            and strikes >= AWAY_AFTER
+        )
+        away = {seat} if went_away else set()
+        deadline = turn_deadline(match_prefs(row).turn_timeout, row.seats, work, away)
         try:
             async with self.db.transaction() as tx:
                 await repo.record_action(
-                    tx,
-                    game_id,
-                    expected_version,
-                    seat,
-                    action.code,
-                    actor,
-                    user_id,
-                    work.to_json(),
-                    "finished" if work.is_over() else None,
+                    tx, game_id, expected_version, seat, action.code, actor, user_id,
+                    work.to_json(), "finished" if work.is_over() else None,
                     turn_deadline=deadline,
                 )
+                if seat_row is not None and strikes != before:
+                    await repo.set_afk_strikes(tx, game_id, seat, strikes)
+                if went_away:
+                    await repo.set_seat_away(tx, game_id, seat, True)
                 await self._record_scores(tx, row, events)
         except (StaleVersion, StatusConflict):
             raise Refused("alert.stale") from None
         self._cache[game_id] = work
         fresh = await self.row(game_id)
-        return Applied(fresh, work, seat, action.code, events)
+        return Applied(fresh, work, seat, action.code, events, strikes, went_away)
 
-    async def _record_scores(self, tx: object, row: GameRow, events: list[Event]) -> None:
+    async def _record_scores(self, tx: Executor, row: GameRow, events: list[Event]) -> None:
         humans = {s.seat: s for s in row.seats if s.is_human and s.user_id is not None}
         for ev in events:
             if isinstance(ev, SmazzataScored):
                 await repo.record_smazzata_result(
-                    tx,  # type: ignore[arg-type]
+                    tx,
                     row.game_id,
                     ev.smazzata,
                     _result_json(ev),
@@ -159,12 +201,12 @@ class GameService:
                     for seat, s in sorted(humans.items())
                 ]
                 if deltas:
-                    await repo.apply_score_deltas(tx, row.chat_id, deltas)  # type: ignore[arg-type]
+                    await repo.apply_score_deltas(tx, row.chat_id, deltas)
             elif isinstance(ev, MatchOver):
                 ids = [s.user_id for s in humans.values() if s.user_id is not None]
                 winners = [humans[w].user_id for w in ev.winners if w in humans]
                 await repo.record_match_end(
-                    tx,  # type: ignore[arg-type]
+                    tx,
                     row.chat_id,
                     ids,
                     [w for w in winners if w is not None],
@@ -172,10 +214,18 @@ class GameService:
 
     # ------------------------------------------------------------------ start
 
-    async def start(self, game_id: int, seats: list, prefs: Prefs) -> tuple[GameRow, Game]:
+    async def start(
+        self, game_id: int, seats: Sequence[SeatRow], prefs: Prefs
+    ) -> tuple[GameRow, Game]:
+        """Deal the first smazzata; the match keeps ``prefs`` (options, timeout, language)
+        from now on: settings, seats, snapshot and first deadline in one transaction."""
         seed = self.seed_source()
         game = Game.new(prefs.options, rng=random.Random(seed))
-        await repo.start_game(self.db, game_id, seed, game.to_json(), seats=seats)
+        deadline = turn_deadline(prefs.turn_timeout, seats, game)
+        await repo.start_game(
+            self.db, game_id, seed, game.to_json(), seats=seats,
+            settings_json=prefs.to_json(), turn_deadline=deadline,
+        )
         self._cache[game_id] = game
         row = await self.row(game_id)
         return row, game
@@ -185,6 +235,11 @@ class GameService:
 
 
 def _result_json(ev: SmazzataScored) -> str:
-    import json
-
     return json.dumps(ev._asdict(), separators=(",", ":"))
+
+
+def result_from_json(text: str) -> SmazzataScored:
+    """A stored smazzata result back as the core's event (for re-rendering)."""
+    data = json.loads(text)
+    data["deltas"], data["totals"] = tuple(data["deltas"]), tuple(data["totals"])
+    return SmazzataScored(**data)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup
+from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes, Job
 
 from bot import players
@@ -26,16 +27,25 @@ from bot.outbox import Outbox
 from bot.prefs import Prefs
 from bot.render import keyboards as kb
 from bot.render import texts
-from bot.service import Applied, GameService, Refused, names_of
+from bot.service import (
+    AfkChange,
+    Applied,
+    GameService,
+    Refused,
+    match_prefs,
+    names_of,
+    result_from_json,
+)
 from game import Game
 from game.events import (
     DealVoided,
     Event,
     MatchOver,
     MonteDeclared,
+    SmazzataScored,
     TrickWon,
 )
-from storage import GameRow, SeatRow, repo
+from storage import Actor, GameRow, SeatRow, repo
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +59,8 @@ def ui_of(row: GameRow) -> dict[str, Any]:
 
 
 def prefs_of(row: GameRow) -> Prefs:
-    return Prefs.from_json(row.settings_json)
+    """The match's own settings (fixed when it started), not the chat's current ones."""
+    return match_prefs(row)
 
 
 def seat_language(seat: SeatRow, group_lang: str) -> str:
@@ -69,10 +80,17 @@ class Tables:
         self._again: set[int] = set()
         self._sync_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._closing = False
+        self.migration_lock = asyncio.Lock()
+        #: Private messages last drawn with something to press (their edits are urgent).
+        self._pressable: set[tuple[int, int]] = set()
+        #: How long an edit of a private message that nobody can press may wait, so that
+        #: several moves of the others become one edit (real seconds; tests scale it).
+        self.private_lazy_seconds = 4.0
 
     @property
     def bot(self) -> Bot:
-        return self.app.bot
+        bot: Bot = self.app.bot
+        return bot
 
     @property
     def db(self) -> Any:
@@ -96,22 +114,10 @@ class Tables:
             if game.current_seat() != seat.seat and code != "M":
                 raise Refused("alert.not_your_turn")
             applied = await self.service.apply(
-                game_id, version, seat.seat, code, "human", user_id, self._deadline_for
+                game_id, version, seat.seat, code, "human", user_id, afk="reset"
             )
-            if seat.afk_strikes:
-                await repo.set_afk_strikes(self.db, game_id, seat.seat, 0)
-        self._cancel_timers(game_id)
+        self.cancel_timers(game_id)
         return applied
-
-    def _deadline_for(self, row: GameRow, game: Game) -> float | None:
-        timeout = prefs_of(row).turn_timeout
-        seat_no = game.current_seat()
-        if not timeout or seat_no is None or game.is_over():
-            return None
-        seat = row.seat(seat_no)
-        if seat is None or not seat.is_human or seat.away:
-            return None
-        return time.time() + timeout
 
     async def after(self, applied: Applied) -> None:
         """Render the change, then let computers move and timers run."""
@@ -165,7 +171,8 @@ class Tables:
         return True
 
     async def computer_move(
-        self, game_id: int, version: int, seat_no: int, actor: str
+        self, game_id: int, version: int, seat_no: int, actor: Actor,
+        afk: AfkChange | None = None,
     ) -> Applied | None:
         async with self.service.lock(game_id):
             row = await repo.get_game(self.db, game_id)
@@ -179,8 +186,7 @@ class Tables:
             action = players.choose(level, game_id * 100003 + version, game.view(seat_no))
             try:
                 return await self.service.apply(
-                    game_id, version, seat_no, action.code, actor,  # type: ignore[arg-type]
-                    None, self._deadline_for,
+                    game_id, version, seat_no, action.code, actor, None, afk=afk
                 )
             except Refused as exc:
                 log.error("computer move %s refused in game %s: %s", action, game_id, exc.code)
@@ -192,19 +198,19 @@ class Tables:
         jq = self.app.job_queue
         return jq.get_jobs_by_name(name) if jq is not None else ()
 
-    def _cancel_timers(self, game_id: int) -> None:
+    def cancel_timers(self, game_id: int) -> None:
         for name in (f"turn:{game_id}", f"remind:{game_id}"):
             for job in self._jobs(name):
                 job.schedule_removal()
 
     def arm_timer(self, row: GameRow, game: Game) -> None:
         """Schedule the AFK reminder and timeout of the human in turn (named jobs)."""
-        self._cancel_timers(row.game_id)
+        self.cancel_timers(row.game_id)
         jq = self.app.job_queue
         deadline = row.turn_deadline
         if jq is None or deadline is None or game.is_over():
             return
-        timeout = prefs_of(row).turn_timeout
+        timeout = prefs_of(row).turn_timeout  # the match's timeout, also after a restart
         left = max(0.5, deadline - time.time())
         data = {"game_id": row.game_id, "version": row.version}
         if left > timeout / 2:
@@ -214,7 +220,7 @@ class Tables:
         jq.run_once(self._timeout_job, left, data=data, name=f"turn:{row.game_id}")
 
     async def _remind_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
-        data = context.job.data  # type: ignore[union-attr]
+        data = _job_data(context)
         row = await repo.get_game(self.db, data["game_id"])
         if row is None or row.status != "playing" or row.version != data["version"]:
             return
@@ -228,7 +234,7 @@ class Tables:
         await self.outbox.send(seat.user_id, tr(lang, "afk.reminder", s=left))
 
     async def _timeout_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
-        data = context.job.data  # type: ignore[union-attr]
+        data = _job_data(context)
         await self.timeout(data["game_id"], data["version"])
 
     async def timeout(self, game_id: int, version: int) -> None:
@@ -240,17 +246,13 @@ class Tables:
         seat = None if seat_no is None else row.seat(seat_no)
         if seat is None or not seat.is_human or seat_no is None:
             return
-        strikes = await repo.add_afk_strike(self.db, game_id, seat_no)
-        applied = await self.computer_move(game_id, version, seat_no, "timeout")
+        # the strike (and "away" at the second one) is written with the move, or not at all
+        applied = await self.computer_move(game_id, version, seat_no, "timeout", afk="strike")
         if applied is None:
             return
-        lang = prefs_of(row).language
-        name = texts.esc(seat.display_name)
-        note = tr(lang, "afk.timeout", name=name)
-        if strikes >= 2:
-            await repo.set_seat_away(self.db, game_id, seat_no, True)
-            note = tr(lang, "afk.away", name=name)
-        await self.announce(row, note)
+        key = "afk.away" if applied.went_away else "afk.timeout"
+        await self.announce(row, tr(prefs_of(row).language, key,
+                                    name=texts.esc(seat.display_name)))
         await self.sync(game_id, applied.events)
         self.kick(game_id)
 
@@ -262,8 +264,9 @@ class Tables:
                 raise Refused("alert.not_seated")
             if not seat.away:
                 raise Refused("alert.not_away")
-            await repo.set_seat_away(self.db, game_id, seat.seat, False)
-            await repo.set_afk_strikes(self.db, game_id, seat.seat, 0)
+            async with self.db.transaction() as tx:
+                await repo.set_seat_away(tx, game_id, seat.seat, False)
+                await repo.set_afk_strikes(tx, game_id, seat.seat, 0)
             row = await self.service.row(game_id)
         await self.announce(row, tr(prefs_of(row).language, "afk.back",
                                     name=texts.esc(seat.display_name)))
@@ -297,6 +300,18 @@ class Tables:
             if row.status == "playing" and seat is not None:
                 self.app.create_task(self.hand_to_computer(row.game_id, seat.seat, "blocked"))
 
+    def show_cancelled(self, row: GameRow) -> None:
+        """/annulla: the table and every hand say so, without buttons."""
+        ui, lang = ui_of(row), prefs_of(row).language
+        chat_id = self.outbox.resolve(row.chat_id)
+        if ui.get("table") and int(ui.get("table_chat", row.chat_id)) == chat_id:
+            self.outbox.edit(chat_id, int(ui["table"]), tr(lang, "table.cancelled"), None)
+        for seat_key, mid in (ui.get("hands") or {}).items():
+            seat = row.seat(int(seat_key))
+            if seat is not None and seat.user_id is not None:
+                text = tr(seat_language(seat, lang), "table.cancelled")
+                self.outbox.edit(seat.user_id, int(mid), text, None)
+
     async def announce(self, row: GameRow, text: str) -> None:
         await self.outbox.send(row.chat_id, text, thread_id=row.thread_id)
 
@@ -319,14 +334,23 @@ class Tables:
         names = names_of(row, game.n)
         smz = game.smazzata_index
         style = prefs.options.deck_style.value
+        chat_id = self.outbox.resolve(row.chat_id)
+        if ui.get("table") and int(ui.get("table_chat", row.chat_id)) != chat_id:
+            # the group became a supergroup: the old table cannot be edited any more
+            changes["table"] = None
+            ui.pop("table", None)
         if ui.get("table") and (ui.get("table_smz") != smz or game.is_over()):
             self._close_smazzata(row, ui, events, names, lang, style)
             changes.update({"table": None, "hands": None})
             ui.pop("table", None)
             ui.pop("hands", None)
-        if game.scored_count > int(ui.get("scored", 0)) and game.last_score is not None:
-            text = texts.result_text(lang, style, game.last_score, names, over=game.is_over())
-            await self.outbox.send(row.chat_id, text, thread_id=row.thread_id)
+        posted = int(ui.get("scored", 0))
+        if game.scored_count > posted:
+            results = await self._results(row, game, posted)
+            for i, result in enumerate(results, start=posted + 1):
+                over = game.is_over() and i == game.scored_count
+                text = texts.result_text(lang, style, result, names, over=over)
+                await self.outbox.send(chat_id, text, thread_id=row.thread_id)
             changes["scored"] = game.scored_count
         if game.is_over():
             if not ui.get("over") and game.final is not None:
@@ -334,7 +358,7 @@ class Tables:
                 text = texts.match_over_text(
                     lang, final.totals, final.positions, final.winners, names
                 )
-                await self.outbox.send(row.chat_id, text, thread_id=row.thread_id)
+                await self.outbox.send(chat_id, text, thread_id=row.thread_id)
                 changes["over"] = 1
         else:
             await self._render_table(row, game, ui, changes, names, lang)
@@ -343,6 +367,13 @@ class Tables:
             changes["rv"] = row.version
         if changes:
             await repo.patch_ui(self.db, game_id, changes)
+
+    async def _results(self, row: GameRow, game: Game, posted: int) -> list[SmazzataScored]:
+        """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""
+        if game.scored_count == posted + 1 and game.last_score is not None:
+            return [game.last_score]
+        stored = await repo.load_smazzata_results(self.db, row.game_id)
+        return [result_from_json(r.result_json) for r in stored][posted : game.scored_count]
 
     def _close_smazzata(
         self, row: GameRow, ui: dict[str, Any], events: Sequence[Event], names: list[str],
@@ -364,7 +395,9 @@ class Tables:
             seat = row.seat(int(seat_key))
             if seat is not None and seat.user_id is not None:
                 plang = seat_language(seat, lang)
-                self.outbox.edit(seat.user_id, int(mid), tr(plang, "private.finished", n=smz + 1))
+                self._pressable.discard((row.game_id, seat.seat))
+                self.outbox.edit(seat.user_id, int(mid), tr(plang, "private.finished", n=smz + 1),
+                                 delay=self.private_lazy_seconds)
 
     async def _render_table(
         self, row: GameRow, game: Game, ui: dict[str, Any], changes: dict[str, Any],
@@ -377,9 +410,11 @@ class Tables:
             markup = self.hand_link(lang, row.game_id)
         mid = ui.get("table")
         if mid is None:
-            msg = await self.outbox.send(row.chat_id, text, markup, thread_id=row.thread_id)
+            chat_id = self.outbox.resolve(row.chat_id)
+            msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id)
             if msg is not None:
                 changes["table"] = msg.message_id
+                changes["table_chat"] = msg.chat.id
                 changes["table_smz"] = game.smazzata_index
                 ui["table"] = msg.message_id
         else:
@@ -395,6 +430,9 @@ class Tables:
         self, row: GameRow, game: Game, ui: dict[str, Any], changes: dict[str, Any],
         names: list[str], lang: str,
     ) -> None:
+        """Each human's private message. Edits are urgent for whoever can press something
+        now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
+        several moves become one edit (the outbox also keeps each chat under 1 call/s)."""
         hands: dict[str, int] = dict(ui.get("hands") or {})
         new_hands = False
         for seat in row.seats:
@@ -405,6 +443,13 @@ class Tables:
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
             markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
+            key = (row.game_id, seat.seat)
+            pressable = bool(view.legal) and not seat.away
+            urgent = pressable or key in self._pressable
+            if pressable:
+                self._pressable.add(key)
+            else:
+                self._pressable.discard(key)
             mid = hands.get(str(seat.seat))
             if mid is None:
                 msg = await self.outbox.send(seat.user_id, text, markup)
@@ -412,29 +457,30 @@ class Tables:
                     hands[str(seat.seat)] = msg.message_id
                     new_hands = True
             else:
-                self.outbox.edit(seat.user_id, int(mid), text, markup)
+                delay = 0.0 if urgent else self.private_lazy_seconds
+                self.outbox.edit(seat.user_id, int(mid), text, markup, delay=delay)
         if new_hands:
             changes["hands"] = hands
 
     async def resend_hand(self, user_id: int) -> bool:
-        """/mano: edit (or re-create if lost) the player's hand message; False if no game."""
+        """/mano: send the player's hand message again (the old one is deleted, so the
+        newest message of the chat is the live one); False if they play no game."""
         for row in await repo.games_of_user(self.db, user_id):
-            if row.status != "playing":
-                continue
-            ui = ui_of(row)
             seat = row.seat_of(user_id)
-            hands = dict(ui.get("hands") or {})
-            if seat is None:
+            if row.status != "playing" or seat is None:
                 continue
-            mid = hands.pop(str(seat.seat), None)
-            if mid is not None:
-                self.outbox.forget(user_id, int(mid))
+            async with self._sync_locks[row.game_id]:  # no redraw of the old one meanwhile
+                hands = dict(ui_of(row).get("hands") or {})
+                old = hands.pop(str(seat.seat), None)
+                await repo.patch_ui(self.db, row.game_id, {"hands": hands})
+                if old is not None:
+                    self.outbox.forget(user_id, int(old))
+                await self._sync(row.game_id, [])
+            if old is not None:
                 try:
-                    await self.bot.delete_message(user_id, int(mid))
-                except Exception:  # old message may be gone already
+                    await self.bot.delete_message(user_id, int(old))
+                except TelegramError:  # already gone
                     log.debug("could not delete old hand message", exc_info=True)
-            await repo.patch_ui(self.db, row.game_id, {"hands": hands})
-            await self.sync(row.game_id, [])
             return True
         return False
 
@@ -445,6 +491,7 @@ class Tables:
         for row in await repo.list_unfinished_games(self.db):
             if row.status != "playing":
                 continue
+            self.outbox.assume_recent_use(row.chat_id)
             try:
                 if ui_of(row).get("rv") != row.version:  # stopped before rendering
                     await self.sync(row.game_id, [])
@@ -459,6 +506,14 @@ class Tables:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _job_data(context: ContextTypes.DEFAULT_TYPE) -> dict[str, int]:
+    """The ``{"game_id", "version"}`` a timer job was scheduled with."""
+    data = context.job.data if context.job is not None else None
+    if not isinstance(data, dict):
+        raise TypeError(f"unexpected job data {data!r}")
+    return data
 
 
 def over_event(events: Sequence[Event]) -> MatchOver | None:

@@ -429,10 +429,12 @@ async def start_game(
     seats: Iterable[SeatRow] | None = None,
     expected_status: GameStatus = "lobby",
     turn_deadline: float | None = None,
+    settings_json: str | None = None,
 ) -> None:
     """Move a game from ``expected_status`` to ``playing`` with its initial snapshot
     (version stays 0: no action applied yet).  ``seats``, if given, replaces the seats
-    in the same transaction (e.g. computers filling the empty chairs).
+    in the same transaction (e.g. computers filling the empty chairs); so does
+    ``settings_json`` (the match's settings, fixed from now on).
 
     :raises StatusConflict: the game is not in ``expected_status`` (e.g. double click on
         "start"); nothing is written.
@@ -443,11 +445,26 @@ async def start_game(
         await _require_status(tx, game_id, expected_status)
         if seats is not None:
             await set_seats(tx, game_id, seats, expected_status=expected_status)
+        if settings_json is not None:
+            await set_game_settings(tx, game_id, settings_json)
         await tx.execute(
             "UPDATE games SET status = 'playing', seed = ?, snapshot_json = ?, version = 0, "
             "turn_deadline = ?, updated_at = ?, finished_at = NULL WHERE game_id = ?",
             (seed, snapshot_json, turn_deadline, tx.now(), game_id),
         )
+
+
+async def set_game_settings(ex: Executor, game_id: int, settings_json: str) -> None:
+    """Replace the settings JSON of a game (the chat's settings copied when it starts).
+
+    :raises GameNotFound: no such game.
+    """
+    n = await ex.execute(
+        "UPDATE games SET settings_json = ?, updated_at = ? WHERE game_id = ?",
+        (_json(settings_json, "settings_json"), ex.now(), game_id),
+    )
+    if n == 0:
+        raise GameNotFound(game_id)
 
 
 async def update_ui(ex: Executor, game_id: int, ui_json: str) -> None:

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from telegram.ext import AIORateLimiter, Application
+from telegram.ext import Application
 
 from bot.app import build_application
 from bot.config import Settings
+from bot.outbox import PacedRateLimiter
 from bot.runtime import Runtime
 
 #: Flood limits of the fake for the fast e2e runs: Telegram's shape, 20× faster. The bot's
@@ -89,7 +90,7 @@ class RunningBot:
 
 def make_bot(tg: Any, db_path: Path, speed: float = SPEED, **overrides: Any) -> RunningBot:
     config = bot_settings(tg, db_path, **overrides)
-    limiter = AIORateLimiter(
+    limiter = PacedRateLimiter(
         overall_max_rate=30 * speed, group_max_rate=20 * speed, max_retries=3
     )
     # the bot keeps a safety margin under the server's limits, as in production
@@ -98,6 +99,8 @@ def make_bot(tg: Any, db_path: Path, speed: float = SPEED, **overrides: Any) -> 
         "window_seconds": 60.0 / speed,
         "chat_rate": 0.8 * speed,
         "chat_burst": 2.0,
+        "private_burst": 1.0,
+        "private_lazy_seconds": 4.0 / speed,
     }
     app = build_application(config, rate_limiter=limiter, outbox_rates=rates)
     return RunningBot(app, speed)

@@ -476,6 +476,33 @@ async def test_start_game_and_seat_updates(db: Database) -> None:
     assert game.seats[1] == SeatRow.computer(1, "Cpu 3", "medium")
 
 
+async def test_match_settings_are_stored_with_the_start(db: Database) -> None:
+    gid = await repo.create_lobby(db, -5, 0, 1, '{"turn_timeout": 90}')
+    await repo.add_seat(db, gid, SeatRow.human(0, 1, "Ann"))
+    with pytest.raises(ValueError):  # bad JSON: nothing is written, still a lobby
+        await repo.start_game(db, gid, 7, SNAP, settings_json="{not json")
+    game = await repo.get_game(db, gid)
+    assert game is not None and game.status == "lobby"
+    assert game.settings_json == '{"turn_timeout": 90}'
+
+    await repo.start_game(db, gid, 7, SNAP, settings_json='{"turn_timeout": 30}')
+    game = await repo.get_game(db, gid)
+    assert game is not None and game.status == "playing"
+    assert json.loads(game.settings_json) == {"turn_timeout": 30}
+    # the chat's settings may change later; the match keeps its own
+    await repo.save_chat_settings(db, -5, "it", '{"turn_timeout": 0}')
+    game = await repo.get_game(db, gid)
+    assert game is not None and json.loads(game.settings_json) == {"turn_timeout": 30}
+
+    await repo.set_game_settings(db, gid, '{"turn_timeout": 60}')
+    game = await repo.get_game(db, gid)
+    assert game is not None and json.loads(game.settings_json) == {"turn_timeout": 60}
+    with pytest.raises(GameNotFound):
+        await repo.set_game_settings(db, 4242, "{}")
+    with pytest.raises(ValueError):
+        await repo.set_game_settings(db, gid, "nope")
+
+
 async def test_ui_json(db: Database) -> None:
     gid = await repo.create_lobby(db, -1, 0, 1, "{}")
     await repo.update_ui(db, gid, '{"lobby_msg": 10}')

@@ -6,7 +6,7 @@ the call itself is made by the confirm button (``a:…``), validated by the core
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardMarkup, Update
+from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot import callbacks as cb
@@ -53,7 +53,8 @@ async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     await query.answer()
     message = query.message
-    await rt.outbox.edit_markup_now(message.chat.id, message.message_id, markup, message.text_html)
+    text = message.text_html if isinstance(message, Message) and message.text else ""
+    await rt.outbox.edit_markup_now(message.chat.id, message.message_id, markup, text)
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

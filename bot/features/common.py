@@ -6,13 +6,26 @@ import contextlib
 
 from telegram import CallbackQuery, Update
 from telegram.error import BadRequest
-from telegram.ext import ContextTypes
+from telegram.ext import (
+    Application,
+    ApplicationHandlerStop,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
 
 from bot.i18n import tr
 from bot.render import keyboards as kb
 from bot.runtime import is_group, rt_of
 
 ALERT_LIMIT = 200
+#: Telegram's user id of "GroupAnonymousBot", the sender of anonymous admins' messages.
+ANONYMOUS_ADMIN_ID = 1087968824
+#: Commands that need to know who is writing (seat, creator, admin rights).
+PERSONAL_COMMANDS = frozenset(
+    {"nuova", "new", "entra", "join", "esci", "leave", "inizia", "begin", "annulla", "cancel",
+     "impostazioni", "settings"}
+)
 
 
 async def alert(query: CallbackQuery, text: str) -> None:
@@ -35,8 +48,10 @@ async def refuse_in_private(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     return True
 
 
-async def private_only_reply(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Private commands used in a group: point to the private chat."""
+async def private_only_reply(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, key: str = "wrong.group"
+) -> None:
+    """Private commands used in a group: point to the private chat (text ``key``)."""
     rt = rt_of(context)
     message, chat = update.effective_message, update.effective_chat
     if message is None or chat is None:
@@ -44,5 +59,33 @@ async def private_only_reply(update: Update, context: ContextTypes.DEFAULT_TYPE)
     lang = await rt.chat_language(chat.id)
     url = f"https://t.me/{context.bot.username}"
     await message.reply_text(
-        tr(lang, "wrong.group"), reply_markup=kb.url_keyboard(tr(lang, "btn.open_private"), url)
+        tr(lang, key), reply_markup=kb.url_keyboard(tr(lang, "btn.open_private"), url)
+    )
+
+
+def is_anonymous(update: Update) -> bool:
+    """Written on behalf of a chat (anonymous admin, linked channel): nobody to recognise."""
+    message, user = update.effective_message, update.effective_user
+    return (message is not None and message.sender_chat is not None) or (
+        user is not None and user.id == ANONYMOUS_ADMIN_ID
+    )
+
+
+async def on_anonymous_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A personal command from an anonymous admin: explain, and stop other handlers."""
+    message, chat = update.effective_message, update.effective_chat
+    if message is None or chat is None or not message.text or not is_anonymous(update):
+        return
+    command = message.text.split()[0][1:].split("@")[0].lower()
+    if command not in PERSONAL_COMMANDS:
+        return  # /classifica, /regole, /aiuto work for anyone
+    lang = await rt_of(context).chat_language(chat.id)
+    await message.reply_text(tr(lang, "wrong.anonymous"))
+    raise ApplicationHandlerStop
+
+
+def register(app: Application) -> None:  # type: ignore[type-arg]
+    """Runs before the features (group -1)."""
+    app.add_handler(
+        MessageHandler(filters.COMMAND & filters.ChatType.GROUPS, on_anonymous_command), group=-1
     )

@@ -37,10 +37,14 @@ async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
     text = texts.lobby_text(lang, prefs, seats, str(ui.get("creator", "?")), state)
     markup = kb.lobby_keyboard(lang, row.game_id) if state == "open" else None
     mid = ui.get("lobby")
+    chat_id = rt.outbox.resolve(row.chat_id)
+    if mid is not None and int(ui.get("lobby_chat", row.chat_id)) != chat_id:
+        mid = None  # the group became a supergroup: the old message is read-only
     if mid is None:
-        msg = await rt.outbox.send(row.chat_id, text, markup, thread_id=row.thread_id)
+        msg = await rt.outbox.send(chat_id, text, markup, thread_id=row.thread_id)
         if msg is not None:
-            await repo.patch_ui(rt.db, row.game_id, {"lobby": msg.message_id})
+            changes = {"lobby": msg.message_id, "lobby_chat": msg.chat.id}
+            await repo.patch_ui(rt.db, row.game_id, changes)
     elif state == "open":
         rt.outbox.edit(row.chat_id, int(mid), text, markup)
     else:
@@ -137,18 +141,12 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         raise Refused("alert.only_manager")
     if len(row.seats) < SEATS:
         raise Refused("alert.need_players", n=SEATS - len(row.seats))
-    prefs = await rt.chat_prefs(row.chat_id)
+    prefs = await rt.chat_prefs(row.chat_id)  # fixed for the whole match from here on
     async with rt.service.lock(row.game_id):
-        await rt.db.execute(
-            "UPDATE games SET settings_json = ? WHERE game_id = ? AND status = 'lobby'",
-            (prefs.to_json(), row.game_id),
-        )
         try:
-            new_row, game = await rt.service.start(row.game_id, list(row.seats), prefs)
+            new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
         except StatusConflict:
             raise Refused("alert.lobby_closed") from None
-        deadline = rt.tables._deadline_for(new_row, game)
-        await repo.set_turn_deadline(rt.db, row.game_id, deadline)
     await render_lobby(rt, new_row, "started")
     await rt.tables.sync(row.game_id)
     rt.tables.kick(row.game_id)
@@ -316,18 +314,11 @@ async def cancel_game(rt: Runtime, row: GameRow) -> None:
             await repo.set_status(rt.db, row.game_id, "cancelled", expected_status=row.status)
         except StatusConflict:
             raise Refused("alert.not_playing") from None
-    rt.tables._cancel_timers(row.game_id)
-    ui = ui_of(row)
-    lang = (await rt.chat_prefs(row.chat_id)).language
+    rt.tables.cancel_timers(row.game_id)
     if row.status == "lobby":
         await render_lobby(rt, row, "cancelled")
-        return
-    if ui.get("table"):
-        rt.outbox.edit(row.chat_id, int(ui["table"]), tr(lang, "table.cancelled"), None)
-    for seat_key, mid in (ui.get("hands") or {}).items():
-        seat = row.seat(int(seat_key))
-        if seat is not None and seat.user_id is not None:
-            rt.outbox.edit(seat.user_id, int(mid), tr(lang, "table.cancelled"), None)
+    else:
+        rt.tables.show_cancelled(row)
 
 
 # --------------------------------------------------------------------------- private start

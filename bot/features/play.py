@@ -52,7 +52,7 @@ async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -
 
 async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if is_group(update):
-        await private_only_reply(update, context)
+        await private_only_reply(update, context, "wrong.group_hand")
         return
     rt, user, message = rt_of(context), update.effective_user, update.effective_message
     assert user and message

@@ -161,3 +161,36 @@ def _low(view: View) -> int:
     if bid is not None and bid[0] == "o":
         return int(bid.split(".")[1]) + 1
     return 61
+
+
+
+async def small_table(
+    tg: Any, bot: RunningBot, group: Any, humans: list[Any], *, thread: int | None = None,
+    match_end: str = "hands:1",
+) -> Table:
+    """A lobby opened by ``humans[0]`` (in ``thread`` of a forum): the humans join by button
+    (all have pressed Start), computers fill the other seats; options set in the database."""
+    from bot.prefs import with_value
+
+    prefs = with_value(await bot.rt.chat_prefs(group.id), "match_end", match_end)
+    await repo.save_chat_settings(bot.rt.db, group.id, prefs.language, prefs.to_json())
+    sent = await humans[0].send(group, "/nuova", thread_id=thread)
+
+    def lobby_message() -> Any:
+        for m in tg.chat_messages(group, from_bot=True):
+            joins = [b.callback_data for b in m.buttons
+                     if (b.callback_data or "").endswith(":join")]
+            if m.message_id > sent.message_id and m.thread_id == thread and joins:
+                return m, int(joins[0].split(":")[1])
+        return None
+
+    lobby, gid = await tg.wait_until(lobby_message, timeout=10, what="the lobby")
+    table = Table(tg, bot, group, humans)
+    table.game_id = gid
+    for user in humans:
+        answer = await (await user.press(lobby, f"l:{gid}:join")).wait(10)
+        assert not answer.show_alert, answer.text
+    for _ in range(5 - len(humans)):
+        answer = await (await humans[0].press(lobby, f"l:{gid}:cpu")).wait(10)
+        assert not answer.show_alert, answer.text
+    return table

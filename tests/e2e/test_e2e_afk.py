@@ -45,3 +45,34 @@ async def test_turn_timeout_and_back(tg: Any, tmp_path: Path) -> None:
         assert not tg.unanswered_callbacks()
     finally:
         await bot.stop()
+
+
+async def test_match_keeps_its_timeout_across_a_restart(tg: Any, tmp_path: Path) -> None:
+    """The turn timeout is the one the match started with: changing the chat's setting
+    (to "no timeout") and restarting the bot (whose default is no timeout) changes nothing."""
+    from bot.prefs import Prefs
+    from tests.e2e.driver import small_table
+
+    db_path = tmp_path / "bot.db"
+    bot = await make_bot(tg, db_path).start()  # TURN_TIMEOUT_SECONDS=0
+    human = tg.add_user("Lento", language_code="it")
+    await human.start_bot()
+    group = tg.add_group("AFK", [human], admins=[human])
+    try:
+        await repo.save_chat_settings(bot.rt.db, group.id, "it", Prefs(turn_timeout=1).to_json())
+        table = await small_table(tg, bot, group, [human])
+        await human.send(group, "/inizia")
+        await tg.wait_for_message(group, "Smazzata 1")
+        await repo.save_chat_settings(bot.rt.db, group.id, "it", Prefs(turn_timeout=0).to_json())
+    finally:
+        await bot.stop()
+    bot = await make_bot(tg, db_path).start()
+    try:
+        await tg.wait_for_message(group, "ha saltato due turni", timeout=15)
+        row = await repo.get_game(bot.rt.db, table.game_id)  # type: ignore[arg-type]
+        assert row is not None and row.seat_of(human.id).away  # type: ignore[union-attr]
+        actions = await repo.load_actions(bot.rt.db, row.game_id)
+        assert [a.actor for a in actions].count("timeout") == 2
+        await repo.set_status(bot.rt.db, row.game_id, "cancelled")
+    finally:
+        await bot.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,9 @@ def group_texts(tg: Any, group: Any) -> list[str]:
 
 
 async def check_clean(tg: Any, table: Table) -> None:
-    assert not tg.errors, "\n".join(f"{e!r} {e.description}" for e in tg.errors[:8])
+    assert not tg.errors, "\n".join(
+        [f"{e!r} {e.description}" for e in tg.errors[:8]] + [repr(tg.flood_violations[:4])]
+    )
     assert not tg.unanswered_callbacks()
     assert not tg.flood_violations
     texts = group_texts(tg, table.group)
@@ -105,11 +108,25 @@ def call_counts(tg: Any) -> dict[str, int]:
     return counts
 
 
+def private_gaps(tg: Any, user_ids: set[int]) -> float:
+    """The shortest time between two message calls (send/edit) to one private chat."""
+    by_chat: dict[int, list[float]] = {}
+    for call in tg.calls:
+        if call.ok and call.chat_id in user_ids and call.method in (
+            "sendMessage", "editMessageText", "editMessageReplyMarkup"
+        ):
+            by_chat.setdefault(call.chat_id, []).append(call.at)
+    gaps = [b - a for times in by_chat.values() for a, b in itertools.pairwise(times)]
+    return min(gaps, default=99.0)
+
+
 async def check_scores(table: Table) -> None:
+    """The chat's leaderboard holds exactly the humans' match totals (zero-sum if all
+    five seats are people)."""
     rows = await repo.leaderboard(table.rt.db, table.group.id)
-    _, game = await table.state()
-    assert sum(r.total for r in rows) == 0
-    row = await table.row()
+    row, game = await table.state()
+    if all(s.is_human for s in row.seats):
+        assert sum(r.total for r in rows) == 0
     by_user = {s.user_id: s.seat for s in row.seats if s.user_id is not None}
     assert {r.user_id: r.total for r in rows} == {u: game.totals[s] for u, s in by_user.items()}
 

@@ -8,7 +8,13 @@ from typing import Any
 
 from tests.conftest import make_bot
 from tests.e2e.driver import cheap_policy
-from tests.e2e.test_e2e_match import check_clean, check_scores, make_users, open_table, set_options
+from tests.e2e.test_e2e_match import (
+    check_clean,
+    check_scores,
+    make_users,
+    open_table,
+    set_options,
+)
 
 
 async def test_restart_mid_auction_and_mid_trick(tg: Any, tmp_path: Path) -> None:
@@ -50,3 +56,60 @@ async def test_restart_mid_auction_and_mid_trick(tg: Any, tmp_path: Path) -> Non
         assert len(tables) == 1, tables
     finally:
         await bot.stop()
+
+
+async def test_every_result_is_posted_after_falling_behind(tg: Any, tmp_path: Path) -> None:
+    """Two smazzate end while the bot is down (moves written, nothing drawn): after the
+    restart both results are posted, in order, then the match goes on to its end."""
+    from bot import players
+    from bot.service import GameService
+    from storage import Database, repo
+    from tests.e2e.driver import small_table
+
+    db_path = tmp_path / "bot.db"
+    bot = await make_bot(tg, db_path, computer_delay_seconds=30).start()  # computers wait
+    ugo = tg.add_user("Ugo", language_code="it")
+    await ugo.start_bot()
+    group = tg.add_group("Tavolo", [ugo], admins=[ugo])
+    try:
+        table = await small_table(tg, bot, group, [ugo], match_end="hands:3")
+        await ugo.send(group, "/inizia")
+        await tg.wait_for_message(group, "Smazzata 1")
+    finally:
+        await bot.stop()
+
+    db = await Database.open(db_path)  # the moves the bot made but never drew
+    try:
+        service = GameService(db)
+        assert table.game_id is not None
+        while True:
+            row, game = await service.load(table.game_id)
+            if game.scored_count == 2:
+                break
+            seat = game.current_seat()
+            assert seat is not None
+            action = players.choose("facile", row.version, game.view(seat))
+            await service.apply(row.game_id, row.version, seat, action.code, "computer")
+    finally:
+        await db.close()
+
+    bot = await make_bot(tg, db_path).start()
+    table.bot = bot
+    try:
+        await tg.wait_until(lambda: len(results(tg, group)) == 2, timeout=10)
+        await table.play(cheap_policy)
+        await tg.wait_for_message(group, "Partita finita", timeout=10)
+        await bot.rt.outbox.drain()
+        posted = results(tg, group)
+        numbers = [int(m.content.split("smazzata ")[1].split()[0]) for m in posted]
+        assert len(posted) == 3 and numbers == sorted(numbers), numbers
+        stored = await repo.load_smazzata_results(bot.rt.db, table.game_id)
+        assert [r.smazzata_index + 1 for r in stored] == numbers
+        await check_scores(table)
+        assert not tg.errors and not tg.flood_violations
+    finally:
+        await bot.stop()
+
+
+def results(tg: Any, group: Any) -> list[Any]:
+    return [m for m in tg.chat_messages(group, from_bot=True) if "Fine della smazzata" in m.content]

@@ -1,0 +1,57 @@
+"""A basic group became a supergroup (new chat id): games, settings and scores follow.
+
+Telegram tells us twice, and in no fixed order with our own sends: the service messages
+(``migrate_to_chat_id`` in the old chat, ``migrate_from_chat_id`` in the new one) and
+``ChatMigrated`` when the bot writes to the old id (the :class:`~bot.outbox.Outbox` reports
+it). Both end in :func:`migrate`, which is idempotent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from telegram import Update
+from telegram.ext import Application, ContextTypes, MessageHandler, filters
+
+from bot.features.lobby import render_lobby
+from bot.runtime import Runtime, rt_of
+from storage import repo
+
+log = logging.getLogger(__name__)
+
+
+async def migrate(rt: Runtime, old: int, new: int) -> None:
+    """Move the chat's rows to ``new``, then redraw its running games there."""
+    rt.outbox.note_migration(old, new)
+    async with rt.tables.migration_lock:
+        games = [r for r in await repo.list_unfinished_games(rt.db) if r.chat_id == old]
+        async with contextlib.AsyncExitStack() as stack:
+            for row in sorted(games, key=lambda r: r.game_id):  # no action in between
+                await stack.enter_async_context(rt.service.lock(row.game_id))
+            result = await repo.migrate_chat(rt.db, old, new)
+        if result != type(result)():
+            log.info("chat %s migrated to %s: %s", old, new, result)
+        for row in games:
+            fresh = await repo.get_game(rt.db, row.game_id)
+            if fresh is None or fresh.chat_id != new:
+                continue
+            if fresh.status == "lobby":
+                await render_lobby(rt, fresh)
+            elif fresh.status == "playing":
+                await rt.tables.sync(fresh.game_id)  # the table message is re-created
+                rt.tables.kick(fresh.game_id)
+
+
+async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    message = update.effective_message
+    if message is None:
+        return
+    if message.migrate_to_chat_id:
+        await migrate(rt_of(context), message.chat.id, message.migrate_to_chat_id)
+    elif message.migrate_from_chat_id:
+        await migrate(rt_of(context), message.migrate_from_chat_id, message.chat.id)
+
+
+def register(app: Application) -> None:  # type: ignore[type-arg]
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, on_migrate))

@@ -1,0 +1,105 @@
+"""The outbox on its own (a recording stand-in for the Bot): coalescing, delays, pacing
+per private chat, and groups that became supergroups."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any
+
+from telegram import Chat, Message
+from telegram.error import ChatMigrated
+
+from bot.outbox import Outbox
+
+RATE = 20.0  # calls per second per chat: 50 ms apart
+
+
+class RecordingBot:
+    def __init__(self, migrated: dict[int, int] | None = None) -> None:
+        self.calls: list[tuple[float, str, int, Any]] = []
+        self.migrated = migrated or {}
+        self.next_id = 100
+
+    async def send_message(self, chat_id: int, text: str, **kwargs: Any) -> Message:
+        if chat_id in self.migrated:
+            raise ChatMigrated(self.migrated[chat_id])
+        self.calls.append((time.monotonic(), "send", chat_id, text))
+        self.next_id += 1
+        return Message(self.next_id, None, Chat(chat_id, "private"), text=text)  # type: ignore[arg-type]
+
+    async def edit_message_text(self, text: str, chat_id: int, message_id: int, **kw: Any) -> None:
+        if chat_id in self.migrated:
+            raise ChatMigrated(self.migrated[chat_id])
+        self.calls.append((time.monotonic(), "edit", chat_id, text))
+
+    async def edit_message_reply_markup(self, chat_id: int, message_id: int, **kw: Any) -> None:
+        self.calls.append((time.monotonic(), "markup", chat_id, None))
+
+
+def outbox(bot: RecordingBot, **kw: Any) -> Outbox:
+    return Outbox(bot, chat_rate=RATE, chat_burst=2, private_burst=1,  # type: ignore[arg-type]
+                  group_per_minute=1000, **kw)
+
+
+async def test_bursts_become_one_edit_and_private_chats_are_paced() -> None:
+    bot = RecordingBot()
+    box = outbox(bot)
+    for i in range(10):  # ten moves in a row: only the last content is sent
+        box.edit(7, 1, f"state {i}")
+    box.edit(7, 2, "other message")
+    await box.drain()
+    assert [c[3] for c in bot.calls] == ["state 9", "other message"]
+    for i in range(5):
+        box.edit(7, 1, f"again {i}")
+        await asyncio.sleep(0.03)  # faster than the chat's budget
+    await box.drain()
+    times = [c[0] for c in bot.calls]
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 1 / RATE * 0.95
+    assert bot.calls[-1][3] == "again 4"  # the latest content always wins
+    box.edit(7, 1, "again 4")  # identical: nothing to do
+    await box.drain()
+    assert bot.calls[-1][3] == "again 4" and len(bot.calls) == len(times)
+    await box.close()
+
+
+async def test_delayed_edits_wait_unless_something_urgent_comes() -> None:
+    bot = RecordingBot()
+    box = outbox(bot)
+    start = time.monotonic()
+    box.edit(8, 1, "the others played", delay=0.3)
+    await asyncio.sleep(0.1)
+    assert bot.calls == []  # still waiting, collecting changes
+    box.edit(8, 1, "and one more", delay=0.3)  # does not push the deadline further
+    await box.drain()
+    assert [c[3] for c in bot.calls] == ["and one more"]
+    assert 0.28 <= bot.calls[0][0] - start < 0.45
+
+    box.edit(8, 1, "later", delay=5)
+    await asyncio.sleep(0.05)
+    box.edit(8, 1, "your turn")  # urgent: goes now and replaces the delayed one
+    await asyncio.wait_for(box.drain(), 1)
+    assert [c[3] for c in bot.calls][-1] == "your turn" and len(bot.calls) == 2
+    await box.close()
+
+
+async def test_migrated_group_sends_go_to_the_new_id_and_old_edits_stop() -> None:
+    bot = RecordingBot(migrated={-5: -1005})
+    told: list[tuple[int, int]] = []
+
+    async def on_migrated(old: int, new: int) -> None:
+        told.append((old, new))
+
+    box = outbox(bot, on_migrated=on_migrated)
+    msg = await box.send(-5, "result")
+    assert msg is not None and msg.chat.id == -1005 and box.resolve(-5) == -1005
+    await box.drain()
+    assert told == [(-5, -1005)]
+    box.edit(-5, 3, "old table")  # a message of the old chat: read-only now
+    await box.send(-5, "next")
+    await box.drain()
+    assert [(c[1], c[2], c[3]) for c in bot.calls] == [
+        ("send", -1005, "result"), ("send", -1005, "next")
+    ]
+    await box.close()

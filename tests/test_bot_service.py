@@ -1,0 +1,96 @@
+"""The game service against a real database: AFK strikes are written with the move (one
+transaction) and turn deadlines come from the match's stored settings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.prefs import Prefs
+from bot.service import GameService, Refused, match_prefs
+from storage import Database, SeatRow, repo
+
+CHAT = -1001234
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = await Database.open(tmp_path / "service.db")
+    yield database
+    await database.close()
+
+
+async def start(db: Database, timeout: int, thread: int = 0) -> tuple[GameService, int]:
+    service = GameService(db)
+    service.seed_source = lambda: 11
+    gid = await repo.create_lobby(db, CHAT, thread, 100, "{}")
+    seats = [SeatRow.human(i, 100 + i, f"P{i}") for i in range(5)]
+    await service.start(gid, seats, Prefs(turn_timeout=timeout))
+    return service, gid
+
+
+async def in_turn(service: GameService, gid: int) -> tuple[int, int, str]:
+    """(version, seat in turn, a legal action of that seat)."""
+    row, game = await service.load(gid)
+    seat = game.current_seat()
+    assert seat is not None
+    return row.version, seat, game.view(seat).legal[0]
+
+
+async def test_timeout_strike_is_written_with_the_move(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, gid = await start(db, timeout=30)
+    version, seat, code = await in_turn(service, gid)
+    applied = await service.apply(gid, version, seat, code, "timeout", afk="strike")
+    assert (applied.strikes, applied.went_away) == (1, False)
+    assert applied.row.seat(seat).afk_strikes == 1  # type: ignore[union-attr]
+    with pytest.raises(Refused):  # a stale timeout: no move, no strike
+        await service.apply(gid, version, seat, code, "timeout", afk="strike")
+    row = await repo.get_game(db, gid)
+    assert row is not None and row.seat(seat).afk_strikes == 1  # type: ignore[union-attr]
+
+    version, other, code = await in_turn(service, gid)
+    await repo.set_afk_strikes(db, gid, other, 1)
+
+    async def disk_full(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(repo, "set_seat_away", disk_full)  # fails after move + strike
+    with pytest.raises(RuntimeError):
+        await service.apply(gid, version, other, code, "timeout", afk="strike")
+    row = await repo.get_game(db, gid)
+    assert row is not None and row.version == version  # the move was rolled back...
+    assert row.seat(other).afk_strikes == 1 and not row.seat(other).away  # type: ignore[union-attr]
+    assert len(await repo.load_actions(db, gid)) == 1  # ...with its strike
+    monkeypatch.undo()
+
+    applied = await service.apply(gid, version, other, code, "timeout", afk="strike")
+    assert (applied.strikes, applied.went_away) == (2, True)
+    assert applied.row.seat(other).away and applied.row.version == version + 1  # type: ignore[union-attr]
+
+    version, third, code = await in_turn(service, gid)
+    await repo.set_afk_strikes(db, gid, third, 1)
+    applied = await service.apply(gid, version, third, code, "human", 100 + third, afk="reset")
+    assert applied.strikes == 0 and applied.row.seat(third).afk_strikes == 0  # type: ignore[union-attr]
+
+
+async def test_deadline_comes_from_the_match_not_the_chat(db: Database) -> None:
+    _, gid = await start(db, timeout=30)
+    await repo.save_chat_settings(db, CHAT, "it", Prefs(turn_timeout=0).to_json())
+    row = await repo.get_game(db, gid)
+    assert row is not None and match_prefs(row).turn_timeout == 30
+    assert row.turn_deadline is not None and 28 < row.turn_deadline - time.time() <= 30
+
+    restarted = GameService(db)  # a new process: nothing cached
+    version, seat, code = await in_turn(restarted, gid)
+    applied = await restarted.apply(gid, version, seat, code, "human", 100 + seat)
+    deadline = applied.row.turn_deadline
+    assert deadline is not None and 28 < deadline - time.time() <= 30
+
+    _, gid = await start(db, timeout=0, thread=9)  # no timeout: no deadline at all
+    row = await repo.get_game(db, gid)
+    assert row is not None and row.turn_deadline is None
