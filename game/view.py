@@ -79,7 +79,9 @@ def build_view(game: Game, seat: int | None) -> View:
     knows_suit = game.trump_public or (own and seat == chiamante)
     trump = game.trump if knows_suit else None
     called = game.called_card if knows_suit else None
-    holder_is_me = own and game.called_card is not None and game.called_card in game.hands[me]
+    holder_is_me = (
+        own and knows_suit and game.called_card is not None and game.called_card in game.hands[me]
+    )
     socio: int | None = None
     solo: bool | None = None
     if game.contract == "carichi":

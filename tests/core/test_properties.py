@@ -94,6 +94,9 @@ def check_view_secrecy(game: Game) -> None:
                 assert view.socio is None and view.solo is None
         if game.options.al_buio and not game.trump_public and seat != game.chiamante:
             assert view.trump is None and view.called_card is None
+            if game.contract != "carichi":  # an a carichi contract is public and solo
+                # Even the holder of the called card cannot know it is the socio yet.
+                assert view.socio is None and view.solo is None
 
 
 def check_legality(game: Game, rng: random.Random, full: bool) -> None:

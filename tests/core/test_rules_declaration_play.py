@@ -83,6 +83,7 @@ def test_R52_al_buio_suit_secret_until_trick_one_but_used_in_it() -> None:
     game = contract("rA", "b", al_buio=True)
     assert game.view(None).trump is None and game.view(2).trump is None
     assert game.view(1).trump == 3  # the chiamante knows
+    assert game.view(3).socio is None  # the holder of Ab cannot know the suit yet
     events = run(game, [(1, "cAd"), (2, "c3d"), (3, "c2b"), (4, "cRd"), (0, "c7c")])  # T6
     assert game.view(None).trump == 3
     won = next(e for e in events if isinstance(e, TrickWon))

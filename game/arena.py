@@ -1,0 +1,242 @@
+"""Duplicate-deal arena: measure computer players against each other, luck cancelled.
+
+    python -m game.arena --deals 200 --seed 1 --a search --b heuristic [--jobs 2]
+    python -m game.arena --deals 100 --seed 1 --mix [--types random,heuristic,search]
+
+*Duplicate.* Each deal (the shuffle, drawn from ``seed`` and the deal number) is played
+five times: the candidate ``--a`` sits in seat 0, then 1, … 4, the other four seats are
+played by ``--b``. Every seat of the same cards is thus played once by the candidate, so
+the luck of the cards cancels: against a field of equals the candidate averages 0.
+
+*Mix.* With ``--mix`` the types listed in ``--types`` (default all three) share the
+table: for each deal, every rotation k (0–4) and every offset j, seat s is played by
+``types[((s − k) mod 5 + j) mod T]``, so each type sits in each seat equally often.
+
+For each player type it prints the mean score per smazzata of one of its seats (score
+points, R73–R76) with a 95% confidence interval over deals (the deals are independent;
+the games of one deal are not), the auction win rate (smazzate won as chiamante per
+seat-smazzata), the chiamante success rate (contracts made), and the mean and 95th
+percentile of the time a decision takes (over all decisions, and over the decisions with
+a real choice, i.e. more than one legal action). Each smazzata is a one-hand match
+(``match_end=hands:1``); a voided deal is redealt from the same stream, so rotations stay
+comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from multiprocessing import Pool
+
+from game.engine import Game
+from game.events import SmazzataScored
+from game.options import TableOptions
+from game.players import Player, create_player
+
+_TYPE_NAMES = {"random": "random", "heuristic": "heuristic", "normale": "heuristic",
+               "search": "search", "forte": "search", "facile": "facile"}
+
+
+@dataclass
+class GameResult:
+    """One smazzata: the type in each seat, each seat's score, and the decision times."""
+
+    types: tuple[str, ...]
+    deltas: tuple[int, ...]
+    chiamante: int
+    won: bool
+    times: dict[str, list[float]] = field(default_factory=dict)
+    #: the decisions with more than one legal action (no trivial last-trick plays)
+    choice_times: dict[str, list[float]] = field(default_factory=dict)
+
+
+def play_deal(
+    deal_seed: int, types: Sequence[str], options: TableOptions, player_seed: int
+) -> GameResult:
+    """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``."""
+    game = Game.new(options, random.Random(deal_seed))
+    players: list[Player] = [
+        create_player(kind, player_seed * 10 + seat) for seat, kind in enumerate(types)
+    ]
+    times: dict[str, list[float]] = {}
+    choice_times: dict[str, list[float]] = {}
+    while not game.is_over():
+        seat = game.current_seat()
+        assert seat is not None
+        view = game.view(seat)
+        start = time.perf_counter()
+        action = players[seat].choose(view)
+        elapsed = time.perf_counter() - start
+        times.setdefault(types[seat], []).append(elapsed)
+        if len(view.legal) > 1:
+            choice_times.setdefault(types[seat], []).append(elapsed)
+        game.apply(seat, action)
+    scored = [e for e in game.history if isinstance(e, SmazzataScored)][-1]
+    return GameResult(
+        tuple(types), scored.deltas, scored.chiamante, scored.won, times, choice_times
+    )
+
+
+def schedule(mix_types: Sequence[str] | None, a: str, b: str) -> list[tuple[str, ...]]:
+    """The seat assignments played on every deal (see the module docstring)."""
+    if mix_types is None:
+        return [tuple(a if seat == k else b for seat in range(5)) for k in range(5)]
+    t = len(mix_types)
+    return [
+        tuple(mix_types[((seat - k) % 5 + j) % t] for seat in range(5))
+        for k in range(5)
+        for j in range(t)
+    ]
+
+
+def _run_deal(args: tuple[int, int, list[tuple[str, ...]], TableOptions]) -> list[GameResult]:
+    deal, seed, assignments, options = args
+    deal_seed = seed * 1_000_003 + deal
+    return [play_deal(deal_seed, types, options, deal_seed) for types in assignments]
+
+
+@dataclass
+class TypeStats:
+    per_deal: list[float] = field(default_factory=list)
+    seats: int = 0
+    auctions: int = 0
+    made: int = 0
+    times: list[float] = field(default_factory=list)
+    choice_times: list[float] = field(default_factory=list)
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% normal confidence interval."""
+    n = len(values)
+    if n == 0:
+        return 0.0, 0.0
+    mean = sum(values) / n
+    if n < 2:
+        return mean, math.inf
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, 1.96 * math.sqrt(var / n)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
+    return ordered[index]
+
+
+def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
+    stats: dict[str, TypeStats] = {}
+    for games in deals:
+        sums: dict[str, list[float]] = {}
+        for game in games:
+            for seat, kind in enumerate(game.types):
+                entry = stats.setdefault(kind, TypeStats())
+                sums.setdefault(kind, []).append(game.deltas[seat])
+                entry.seats += 1
+                if seat == game.chiamante:
+                    entry.auctions += 1
+                    entry.made += game.won
+            for kind, values in game.times.items():
+                stats.setdefault(kind, TypeStats()).times.extend(values)
+            for kind, values in game.choice_times.items():
+                stats.setdefault(kind, TypeStats()).choice_times.extend(values)
+        for kind, values in sums.items():
+            stats[kind].per_deal.append(sum(values) / len(values))
+    return stats
+
+
+def report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
+    lines = [
+        f"{'player':<10} {'score/smazzata':>15} {'95% CI':>18} {'auction won':>12} "
+        f"{'contract made':>14} {'decision mean':>14} {'p95':>9} {'p95 choice':>11} "
+        f"{'decisions':>10}"
+    ]
+    for kind in order:
+        entry = stats.get(kind)
+        if entry is None:
+            continue
+        mean, half = mean_ci(entry.per_deal)
+        auctions = entry.auctions / entry.seats if entry.seats else 0.0
+        made = entry.made / entry.auctions if entry.auctions else 0.0
+        mean_t = sum(entry.times) / len(entry.times) if entry.times else 0.0
+        p95 = percentile(entry.times, 0.95)
+        p95_choice = percentile(entry.choice_times, 0.95)
+        lines.append(
+            f"{kind:<10} {mean:>+15.3f} {f'[{mean - half:+.3f}, {mean + half:+.3f}]':>18} "
+            f"{auctions:>12.1%} {made:>14.1%} {mean_t * 1000:>11.1f} ms {p95 * 1000:>6.1f} ms "
+            f"{p95_choice * 1000:>8.1f} ms {len(entry.times):>10}"
+        )
+    return "\n".join(lines)
+
+
+def run(
+    deals: int,
+    seed: int,
+    a: str,
+    b: str,
+    mix_types: Sequence[str] | None = None,
+    options: TableOptions | None = None,
+    jobs: int = 1,
+) -> dict[str, TypeStats]:
+    """Play the arena and return the per-type statistics."""
+    base = options or TableOptions()
+    options = base.model_copy(update={"match_end": "hands:1"})
+    assignments = schedule(mix_types, a, b)
+    tasks = [(deal, seed, assignments, options) for deal in range(deals)]
+    if jobs > 1:
+        with Pool(jobs) as pool:
+            results = pool.map(_run_deal, tasks, chunksize=1)
+    else:
+        results = [_run_deal(task) for task in tasks]
+    return aggregate(results)
+
+
+def _parse_options(pairs: list[str]) -> TableOptions:
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--option wants name=value, got {pair!r}")
+        values[key] = value
+    return TableOptions.model_validate(values)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--deals", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--a", default="search", help="candidate player type")
+    parser.add_argument("--b", default="heuristic", help="the field (the other four seats)")
+    parser.add_argument("--mix", action="store_true", help="all types at one table")
+    parser.add_argument("--types", default="random,heuristic,search", help="types for --mix")
+    parser.add_argument("--option", action="append", default=[], help="name=value, repeatable")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (deals in parallel)")
+    args = parser.parse_args(argv)
+    options = _parse_options(args.option)
+    mix_types = [t.strip() for t in args.types.split(",")] if args.mix else None
+    for kind in mix_types or [args.a, args.b]:
+        create_player(kind, 0)  # fail early on an unknown type
+    start = time.perf_counter()
+    stats = run(args.deals, args.seed, args.a, args.b, mix_types, options, args.jobs)
+    wall = time.perf_counter() - start
+    order = list(dict.fromkeys(mix_types or [args.a, args.b]))
+    games = args.deals * len(schedule(mix_types, args.a, args.b))
+    mode = f"mix of {', '.join(order)}" if mix_types else f"{args.a} (1 seat) vs {args.b} (4 seats)"
+    print(f"duplicate arena: {mode}; {args.deals} deals, {games} smazzate, seed {args.seed}")
+    print(report(stats, order))
+    if not mix_types:
+        mean, half = mean_ci(stats[args.a].per_deal) if args.a in stats else (0.0, 0.0)
+        print(
+            f"candidate {args.a}: {mean:+.3f} points per smazzata "
+            f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f}) against {args.b}"
+        )
+    print(f"wall time {wall:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Computer players: they see a seat's :class:`~game.view.View`, never the game.
+
+The bot calls ``player.choose(game.view(seat))`` for a computer seat or on behalf of an
+absent player, in every phase (auction with monte, declaration, play). A player gets the
+view only, so it *cannot* read hidden state: the view holds the seat's own hand and the
+public facts (§9 of the rules), and the legal action codes in ``view.legal``.
+
+Levels for the bot's settings::
+
+    facile   heuristic play with some noise (a casual player)
+    normale  the rule-based player (:mod:`game.players.heuristic`)
+    forte    determinised search (:mod:`game.players.search`)
+
+``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``
+and ``search``. Every player is deterministic given its seed and the view.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Protocol
+
+from game.actions import Action
+from game.view import View
+
+
+class Player(Protocol):
+    """A computer player. ``choose`` must return one of the actions in ``view.legal``."""
+
+    name: str
+
+    def choose(self, view: View) -> Action: ...
+
+
+LEVELS: Final[tuple[str, ...]] = ("facile", "normale", "forte")
+ALL_KINDS: Final[tuple[str, ...]] = ("random", "heuristic", "search")
+_ALIASES: Final[dict[str, str]] = {
+    "random": "random",
+    "facile": "facile",
+    "easy": "facile",
+    "normale": "normale",
+    "heuristic": "normale",
+    "forte": "forte",
+    "search": "forte",
+}
+#: Probability that ``facile`` plays a random card instead of the heuristic one.
+FACILE_NOISE: Final = 0.25
+
+
+def create_player(level: str, seed: int) -> Player:
+    """A player of the given level (``facile``/``normale``/``forte``, or ``random``,
+    ``heuristic``, ``search``); raises ``ValueError`` for an unknown level."""
+    kind = _ALIASES.get(level.lower())
+    if kind is None:
+        raise ValueError(f"unknown player level: {level!r}")
+    if kind == "random":
+        from game.players.random_player import RandomPlayer
+
+        return RandomPlayer(seed)
+    if kind in ("facile", "normale"):
+        from game.players.heuristic import HeuristicPlayer
+
+        if kind == "facile":
+            return HeuristicPlayer(seed, noise=FACILE_NOISE, name="facile")
+        return HeuristicPlayer(seed, name="normale")
+    from game.players.search import SearchPlayer
+
+    return SearchPlayer(seed)
+
+
+__all__ = ["ALL_KINDS", "LEVELS", "Player", "create_player"]
