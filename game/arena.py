@@ -36,9 +36,16 @@ from game.engine import Game
 from game.events import SmazzataScored
 from game.options import TableOptions
 from game.players import Player, create_player
+from game.simulate import parse_options
 
-_TYPE_NAMES = {"random": "random", "heuristic": "heuristic", "normale": "heuristic",
-               "search": "search", "forte": "search", "facile": "facile"}
+_TYPE_NAMES = {
+    "random": "random",
+    "heuristic": "heuristic",
+    "normale": "heuristic",
+    "search": "search",
+    "forte": "search",
+    "facile": "facile",
+}
 
 
 @dataclass
@@ -197,13 +204,7 @@ def run(
 
 
 def _parse_options(pairs: list[str]) -> TableOptions:
-    values: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--option wants name=value, got {pair!r}")
-        values[key] = value
-    return TableOptions.model_validate(values)
+    return TableOptions.model_validate(parse_options(pairs))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -28,11 +28,27 @@ from game.scoring import bid_multiplier
 
 # Fitted by ``python -m game.players.calibrate`` (team = chiamante + socio).
 TEAM_COEF: Final[tuple[float, ...]] = (
-    34.390, 5.761, 0.947, -0.730, -0.033, 1.189, 1.000, -1.652, 0.056,
+    34.390,
+    5.761,
+    0.947,
+    -0.730,
+    -0.033,
+    1.189,
+    1.000,
+    -1.652,
+    0.056,
 )
 TEAM_SD: Final = 19.5
 SOLO_COEF: Final[tuple[float, ...]] = (
-    -15.400, 6.695, 1.443, -1.087, -0.135, 2.063, 0.0, 0.0, -1.007,
+    -15.400,
+    6.695,
+    1.443,
+    -1.087,
+    -0.135,
+    2.063,
+    0.0,
+    0.0,
+    -1.007,
 )
 SOLO_SD: Final = 11.9
 CARICHI_COEF: Final[tuple[float, ...]] = (11.371, 2.647, 0.545, -15.931)

@@ -50,8 +50,7 @@ def least_squares(xs: list[list[float]], ys: list[float]) -> tuple[list[float], 
                 row[j] += xi * x[j]
     coef = _solve(ata, aty)
     resid = [
-        y - sum(c * v for c, v in zip(coef, x, strict=True))
-        for x, y in zip(xs, ys, strict=True)
+        y - sum(c * v for c, v in zip(coef, x, strict=True)) for x, y in zip(xs, ys, strict=True)
     ]
     sd = math.sqrt(sum(r * r for r in resid) / max(1, len(resid) - k))
     return coef, sd

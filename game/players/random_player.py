@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from itertools import groupby
-
 from game.actions import Action, parse_action
 from game.players.common import decision_rng
+from game.simulate import pick
 from game.view import View
-
-
-def _kind(code: str) -> str:
-    return code[0]
 
 
 class RandomPlayer:
@@ -31,8 +26,4 @@ class RandomPlayer:
         if not legal:
             raise ValueError("no legal action for this view")
         rng = decision_rng(self.seed, view.smazzata, view.version, view.seat or 0)
-        if view.phase != "auction" or len(legal) <= 8:
-            return parse_action(legal[rng.randrange(len(legal))])
-        groups = [list(group) for _, group in groupby(legal, _kind)]
-        group = groups[rng.randrange(len(groups))]
-        return parse_action(group[rng.randrange(len(group))])
+        return pick(rng, [parse_action(code) for code in legal])

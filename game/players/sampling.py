@@ -378,8 +378,7 @@ def _apply_bids(
         for suit in range(4):
             needed = obbligato_cards(suit, rank)
             ok = all(
-                (card in allowed and allowed[card] >> seat & 1)
-                or played_by.get(card, -1) == seat
+                (card in allowed and allowed[card] >> seat & 1) or played_by.get(card, -1) == seat
                 for card in needed
             )
             lacking = suit * 10 + rank

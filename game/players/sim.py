@@ -191,9 +191,7 @@ class World:
         socio = self.socio
         if self.carichi or self.revealed or seat == socio or (seat == c and socio is None):
             mine = seat in (c, socio)
-            return [
-                1.0 if (s in (c, socio)) == mine else 0.0 for s in range(n)
-            ]
+            return [1.0 if (s in (c, socio)) == mine else 0.0 for s in range(n)]
         if seat == c:
             return [1.0 if s == c else CHIAMANTE_PRIOR for s in range(n)]
         return [0.0 if s == c else (1.0 if s == seat else COMPARE_PRIOR) for s in range(n)]
