@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
-from telegram import Update, User
+from telegram import Message, Update, User
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
@@ -183,64 +185,62 @@ async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow
     return row
 
 
-async def cmd_join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
-    row = await _active(update, context)
-    if row is None:
-        return
-    rt, user, message = rt_of(context), update.effective_user, update.effective_message
-    assert user and message
-    lang = await rt.chat_language(row.chat_id)
-    try:
-        if not await join(context, row, user):
-            markup = kb.url_keyboard(tr(lang, "btn.open_private"), deep_link(context, row.game_id))
-            await message.reply_text(tr(lang, "lobby.press_start"), reply_markup=markup)
-    except Refused as exc:
-        await message.reply_text(tr(lang, exc.code, **exc.values))
+GameCommand = Callable[[ContextTypes.DEFAULT_TYPE, GameRow, User, Message, str], Awaitable[None]]
 
 
-async def cmd_leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
-    row = await _active(update, context)
-    if row is None:
-        return
-    rt, user, message = rt_of(context), update.effective_user, update.effective_message
-    assert user and message
-    lang = await rt.chat_language(row.chat_id)
-    try:
-        key = await leave(context, row, user.id)
-        if key == "lobby.left":
-            await message.reply_text(tr(lang, key, name=texts.esc(display_name(user))))
-    except Refused as exc:
-        await message.reply_text(tr(lang, exc.code, **exc.values))
+def game_command(
+    body: GameCommand,
+) -> Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]:
+    """A group command about the chat's (or topic's) active game: the shared prologue
+    (group only, a game must exist) and a polite reply to a refusal."""
+
+    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if await refuse_in_private(update, context):
+            return
+        row = await _active(update, context)
+        if row is None:
+            return
+        user, message = update.effective_user, update.effective_message
+        assert user and message
+        lang = await rt_of(context).chat_language(row.chat_id)
+        try:
+            await body(context, row, user, message, lang)
+        except Refused as exc:
+            await message.reply_text(tr(lang, exc.code, **exc.values))
+
+    handler.__qualname__ = body.__qualname__  # readable in logs and tracebacks
+    return handler
 
 
-async def cmd_begin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
-    row = await _active(update, context)
-    if row is None:
-        return
-    rt, user, message = rt_of(context), update.effective_user, update.effective_message
-    assert user and message
-    try:
-        await start(context, row, user.id)
-    except Refused as exc:
-        lang = await rt.chat_language(row.chat_id)
-        await message.reply_text(tr(lang, exc.code, **exc.values))
+@game_command
+async def cmd_join(
+    context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User, message: Message, lang: str
+) -> None:
+    if not await join(context, row, user):
+        markup = kb.url_keyboard(tr(lang, "btn.open_private"), deep_link(context, row.game_id))
+        await message.reply_text(tr(lang, "lobby.press_start"), reply_markup=markup)
 
 
-async def cmd_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
-    row = await _active(update, context)
-    if row is None:
-        return
-    rt, user, message = rt_of(context), update.effective_user, update.effective_message
-    assert user and message
-    lang = await rt.chat_language(row.chat_id)
+@game_command
+async def cmd_leave(
+    context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User, message: Message, lang: str
+) -> None:
+    key = await leave(context, row, user.id)
+    if key == "lobby.left":
+        await message.reply_text(tr(lang, key, name=texts.esc(display_name(user))))
+
+
+@game_command
+async def cmd_begin(
+    context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User, message: Message, lang: str
+) -> None:
+    await start(context, row, user.id)
+
+
+@game_command
+async def cmd_cancel(
+    context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User, message: Message, lang: str
+) -> None:
     if not await may_manage(context, row, row.chat_id, user.id):
         await message.reply_text(tr(lang, "alert.only_manager"))
         return
@@ -361,4 +361,3 @@ def register(app: Application) -> None:  # type: ignore[type-arg]
     app.add_handler(CommandHandler("start", cmd_start))
     app.add_handler(CallbackQueryHandler(on_lobby_button, pattern=r"^l:"))
     app.add_handler(CallbackQueryHandler(on_cancel_button, pattern=r"^k:"))
-
