@@ -791,3 +791,100 @@ async def test_without_privacy_mode_the_bot_sees_all_group_messages() -> None:
         second = await bot.send_message(group.id, "due")
         assert await bot.delete_messages(group.id, [first.message_id, second.message_id, 999])
         assert tg.chat_messages(group, from_bot=True) == []
+
+
+# ---------------------------------------------------------------------------------------
+# load and chaos helpers: update timing, chat watches, random faults, forged data
+# ---------------------------------------------------------------------------------------
+
+
+async def test_update_timing_records_offer_and_first_reaction(tg: FakeTelegram, bot: Bot) -> None:
+    alice = tg.add_user("Alice")
+    await alice.start_bot()
+    group = tg.add_group("Tavolo", [alice])
+    table = await bot.send_message(group.id, "Tavolo", reply_markup=keyboard([("A", "a")]))
+    command = tg.update_log[-1]
+    assert command.kind == "message" and command.chat_id == alice.id
+    assert command.offered_at is None and command.latency is None
+    handle = await alice.press(table, "a")
+    query = tg.update_log[-1]
+    assert (query.kind, query.query_id, query.chat_id) == ("callback_query", handle.id, group.id)
+
+    updates = await bot.get_updates()
+    assert [u.update_id for u in updates] == [command.update_id, query.update_id]
+    assert command.offers == query.offers == 1 and query.offered_at is not None
+    await asyncio.sleep(0.02)
+    await bot.send_message(group.id, "unrelated: the group has no pending message")
+    assert query.handled_at is None and command.handled_at is None
+    await bot.send_message(alice.id, "hello")  # first call to the private chat: /start
+    assert command.handled_by == "sendMessage" and command.latency is not None
+    await bot.answer_callback_query(handle.id)
+    assert query.handled_by == "answerCallbackQuery"
+    assert query.latency is not None and query.latency >= 0.02
+    assert query.age is not None and query.age >= query.latency
+    assert tg.handled_updates() == [query]
+    assert tg.handled_updates(None) == [command, query]
+    assert tg.handled_updates(since=query.created_at + 1) == []
+
+    # not confirmed: offered again (as after a crash), the first offer time is kept
+    first = query.offered_at
+    await bot.get_updates(offset=query.update_id)
+    assert query.offers == 2 and query.offered_at == first and command.offers == 1
+
+
+async def test_chat_watch_wakes_only_for_its_chats(tg: FakeTelegram, bot: Bot, alice) -> None:
+    bob = tg.add_user("Bob")
+    await bob.start_bot()
+    watch = tg.watch([alice])
+    assert not await watch.wait(0.01)
+    await bot.send_message(bob.id, "not for alice")
+    assert not await watch.wait(0.01)
+    waiter = asyncio.create_task(watch.wait(2))
+    await asyncio.sleep(0)
+    await bot.send_message(alice.id, "for alice")
+    assert await waiter
+    watch.poke()
+    assert await watch.wait(0)
+    watch.close()
+    await bot.send_message(alice.id, "nobody listens")
+    assert not watch.event.is_set()
+
+
+async def test_random_faults_are_seeded_and_bounded(tg: FakeTelegram, bot: Bot, alice) -> None:
+    def run(seed: int) -> list[bool]:
+        fault = tg.inject("getChat", "500", count=5, probability=0.3, seed=seed)
+        hits = [fault.matches("getchat", alice.id) for _ in range(40)]
+        tg.clear_faults()
+        return hits
+
+    first = run(3)
+    assert first == run(3) and first != run(4)
+    assert 0 < sum(first) < 40
+    with pytest.raises(ValueError):
+        tg.inject("getChat", "500", probability=0)
+
+    fault = tg.inject("getChat", "502", count=2, probability=0.5, seed=1)
+    outcomes = []
+    for _ in range(30):
+        try:
+            await bot.get_chat(alice.id)
+            outcomes.append(True)
+        except NetworkError:
+            outcomes.append(False)
+    assert outcomes.count(False) == 2 == len(fault.hits) and fault.remaining == 0
+
+
+async def test_forged_callback_data_reaches_the_bot(tg: FakeTelegram, bot: Bot, alice) -> None:
+    message = await bot.send_message(alice.id, "x", reply_markup=keyboard([("A", "a")]))
+    with pytest.raises(FakeClientError):
+        await alice.press(message, b"\xff\xfe")  # not a button of the message
+    overlong = "z" * 300
+    await alice.press(message, overlong, check=False)
+    await alice.press(message, b"a:\xff\xfe:\xc3", check=False)
+    await alice.press(message, "caf\u00e9 \u2603", check=False)
+    updates = await bot.get_updates()
+    data = [u.callback_query.data for u in updates[-3:]]  # type: ignore[union-attr]
+    assert data[0] == overlong
+    assert data[1] == "a:\udcff\udcfe:\udcc3"  # lone surrogates, as JSON escapes
+    assert data[2] == "caf\u00e9 \u2603"
+    assert not tg.internal_errors

@@ -9,8 +9,8 @@ from .errors import ApiError, FakeClientError, WaitTimeout
 from .html import HtmlParseError, parse_html, utf16_len
 from .limits import FloodLimits, FloodViolation
 from .markup import Button
-from .models import BotIdentity, FakeChat, FakeMessage
-from .server import ApiCall, FakeTelegram, Fault
+from .models import BotIdentity, FakeChat, FakeMessage, PendingUpdate
+from .server import ApiCall, ChatWatch, FakeTelegram, Fault
 
 __all__ = [
     "ApiCall",
@@ -19,6 +19,7 @@ __all__ = [
     "Button",
     "CallbackAnswer",
     "CallbackQueryHandle",
+    "ChatWatch",
     "FakeChat",
     "FakeClientError",
     "FakeMessage",
@@ -28,6 +29,7 @@ __all__ = [
     "FloodLimits",
     "FloodViolation",
     "HtmlParseError",
+    "PendingUpdate",
     "WaitTimeout",
     "parse_html",
     "utf16_len",

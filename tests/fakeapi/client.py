@@ -137,12 +137,15 @@ class FakeUser:
         return edited
 
     # -- buttons ----------------------------------------------------------------------------
-    async def press(self, message: Any, data: str, *, check: bool = True) -> CallbackQueryHandle:
+    async def press(
+        self, message: Any, data: str | bytes, *, check: bool = True
+    ) -> CallbackQueryHandle:
         """Press the inline button with ``callback_data == data`` on ``message``.
 
         ``message`` may be a FakeMessage, a PTB Message or ``(chat_id, message_id)``; the
         current state of the message is used.  With ``check=False`` any data is sent, as
-        a client showing an outdated keyboard would.
+        a client showing an outdated keyboard (or a forged client) would: any length, and
+        ``bytes`` that need not be UTF-8 (see `World.callback_query`).
         """
         current = self._world.lookup_message(message)
         if check and data not in [b.callback_data for b in current.buttons]:

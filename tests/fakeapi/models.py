@@ -242,9 +242,36 @@ class FakeMessage:
 
 @dataclass
 class PendingUpdate:
-    """An update waiting to be confirmed by getUpdates."""
+    """An update waiting to be confirmed by getUpdates, with its timing (for latency).
+
+    All times are ``time.monotonic()``.  ``offered_at`` is when a getUpdates answer first
+    carried it (``offers`` counts every answer that carried it: more than one after a bot
+    restart before confirming).  ``handled_at`` is when the bot's first API call *for it*
+    arrived: for a callback query the ``answerCallbackQuery`` with its id; for a message,
+    the first call addressed to the message's chat after it was offered (an
+    approximation: any call to that chat counts).
+    """
 
     update_id: int
     kind: str
     payload: dict[str, Any]
     delivered: bool = False
+    created_at: float = 0.0
+    offered_at: float | None = None
+    offers: int = 0
+    handled_at: float | None = None
+    handled_by: str | None = None
+    chat_id: int | None = None
+    query_id: str | None = None
+
+    @property
+    def latency(self) -> float | None:
+        """Seconds from first offered by getUpdates to the bot's first call for it."""
+        if self.offered_at is None or self.handled_at is None:
+            return None
+        return self.handled_at - self.offered_at
+
+    @property
+    def age(self) -> float | None:
+        """Seconds from the user's action to the bot's first call for it."""
+        return None if self.handled_at is None else self.handled_at - self.created_at

@@ -25,9 +25,11 @@ import functools
 import itertools
 import json
 import logging
+import random
 import re
 import ssl
 import time
+from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +110,8 @@ class Fault:
     delay: float = 0.5
     executed: bool = False
     description: str | None = None
+    probability: float = 1.0
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
     hits: list[ApiCall] = field(default_factory=list)
 
     @property
@@ -122,7 +126,9 @@ class Fault:
                 return False
         elif self.method.lower() != method:
             return False
-        return self.chat_id is None or self.chat_id == chat_id
+        if self.chat_id is not None and self.chat_id != chat_id:
+            return False
+        return self.probability >= 1.0 or self.rng.random() < self.probability
 
     def error(self) -> ApiError:
         """The error answer of a non-delaying fault."""
@@ -152,6 +158,42 @@ class _Poll:
     def client_gone(self) -> bool:
         transport = self.request.transport
         return transport is None or transport.is_closing()
+
+
+class ChatWatch:
+    """Wakes up when a bot API call touching one of some chats has been answered.
+
+    Cheap per-chat notification for simulators driving many tables at once (`wait_until`
+    re-evaluates every predicate on every call).  Create with `FakeTelegram.watch`.
+    """
+
+    def __init__(self, owner: FakeTelegram, chat_ids: set[int]):
+        self._owner = owner
+        self.chat_ids = chat_ids
+        self.event = asyncio.Event()
+
+    async def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a change since the last call (True) or until ``timeout`` (False)."""
+        if self.event.is_set():
+            self.event.clear()
+            return True
+        try:
+            await asyncio.wait_for(self.event.wait(), timeout)
+        except TimeoutError:
+            return False
+        finally:
+            self.event.clear()
+        return True
+
+    def poke(self) -> None:
+        """Wake the waiter now (e.g. from a test that changed something itself)."""
+        self.event.set()
+
+    def close(self) -> None:
+        for chat_id in self.chat_ids:
+            watchers = self._owner._watches.get(chat_id)
+            if watchers is not None:
+                watchers.discard(self)
 
 
 def _default_token(bot_id: int) -> str:
@@ -214,6 +256,10 @@ class FakeTelegram:
         self._last_activity = time.monotonic()
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
+        self._watches: defaultdict[int, set[ChatWatch]] = defaultdict(set)
+        # offered updates not yet handled, for latency attribution (see PendingUpdate)
+        self._unhandled_queries: dict[str, PendingUpdate] = {}
+        self._unhandled_by_chat: defaultdict[int, deque[PendingUpdate]] = defaultdict(deque)
         self.world.on_update = self._wake_poller
         self.world.on_change = self._changed
 
@@ -317,6 +363,8 @@ class FakeTelegram:
                 raise unauthorized() if _TOKEN_RE.match(token) else not_found()
             params = Params(await read_params(request))
             call.params, call.chat_id = params.loggable(), _chat_id_of(params)
+            if not polling:
+                self._attribute(call, params)
             if entry is None and not polling:
                 raise not_found()
             result = await self._execute(request, call, params, entry)
@@ -354,7 +402,26 @@ class FakeTelegram:
         if not polling:
             self._inflight -= 1
             self._last_activity = time.monotonic()
+            if isinstance(call.chat_id, int):
+                for watch in self._watches.get(call.chat_id, ()):
+                    watch.event.set()
         self._changed()
+
+    def _attribute(self, call: ApiCall, params: Params) -> None:
+        """Mark the update this call is the bot's first reaction to (latency figures)."""
+        update: PendingUpdate | None = None
+        if call.method == "answerCallbackQuery":
+            query_id = params.raw.get("callback_query_id")
+            update = self._unhandled_queries.pop(str(query_id), None)
+        elif isinstance(call.chat_id, int):
+            pending = self._unhandled_by_chat.get(call.chat_id)
+            while pending:
+                candidate = pending.popleft()
+                if candidate.handled_at is None:
+                    update = candidate
+                    break
+        if update is not None and update.handled_at is None:
+            update.handled_at, update.handled_by = call.at, call.method
 
     async def _execute(
         self, request: web.Request, call: ApiCall, params: Params, entry: Any
@@ -367,6 +434,16 @@ class FakeTelegram:
         fault = next((f for f in self.faults if f.matches(call.method.lower(), call.chat_id)), None)
         if fault is None:
             return await run()
+        if entry is None and fault.executed and fault.kind in ("timeout", "reset"):
+            # losing an answer of getUpdates: only one that carries updates counts
+            batch = await run()
+            if not batch:
+                return batch
+
+            async def done() -> Any:
+                return batch
+
+            run = done
         fault.hits.append(call)
         call.fault = fault.kind
         return await self._apply_fault(fault, request, run)
@@ -413,8 +490,16 @@ class FakeTelegram:
         finally:
             if self._poller is poll:
                 self._poller = None
+        now = time.monotonic()
         for update in batch:
             update.delivered = True
+            update.offers += 1
+            if update.offered_at is None:
+                update.offered_at = now
+                if update.query_id is not None:
+                    self._unhandled_queries[update.query_id] = update
+                elif update.chat_id is not None and update.kind.endswith("message"):
+                    self._unhandled_by_chat[update.chat_id].append(update)
         return [update.payload for update in batch]
 
     def _claim_poller(self, poll: _Poll) -> None:
@@ -697,6 +782,31 @@ class FakeTelegram:
                     return found
         return []
 
+    def watch(self, chats: Iterable[FakeChat | FakeUser | int]) -> ChatWatch:
+        """A `ChatWatch` woken by every answered bot call addressed to one of ``chats``
+        (a user means their private chat)."""
+        ids = {c if isinstance(c, int) else c.id for c in chats}
+        watch = ChatWatch(self, ids)
+        for chat_id in ids:
+            self._watches[chat_id].add(watch)
+        return watch
+
+    @property
+    def update_log(self) -> list[PendingUpdate]:
+        """Every update emitted so far (confirmed or not), oldest first, with timing."""
+        return self.world.update_log
+
+    def handled_updates(
+        self, kind: str | None = "callback_query", since: float = 0.0
+    ) -> list[PendingUpdate]:
+        """Updates (of ``kind``; None = all) created at/after ``since`` that the bot reacted
+        to; their ``latency`` and ``age`` are set."""
+        return [
+            u for u in self.world.update_log
+            if u.created_at >= since and u.handled_at is not None
+            and u.offered_at is not None and (kind is None or u.kind == kind)
+        ]
+
     # ======================================================================================
     # faults
     # ======================================================================================
@@ -712,6 +822,8 @@ class FakeTelegram:
         delay: float = 0.5,
         executed: bool = False,
         description: str | None = None,
+        probability: float = 1.0,
+        seed: int = 0,
     ) -> Fault:
         """Make the next ``count`` matching calls fail.
 
@@ -721,12 +833,21 @@ class FakeTelegram:
         (Forbidden), ``"timeout"`` (hold the answer ``hold`` s, longer than the client
         waits), ``"reset"`` (close the connection abruptly), ``"slow"`` (answer normally
         after ``delay`` s).  With ``executed=True`` a timeout/reset happens *after* the
-        call took effect (the message exists although the client saw an error).
+        call took effect (the message exists although the client saw an error); for
+        ``getUpdates`` that means the updates were handed out and the answer is lost (only
+        an answer carrying updates is hit).  With ``probability < 1`` each matching call
+        is hit with that probability (drawn from ``random.Random(seed)``, so a failing run
+        reproduces); ``count`` still bounds the hits.
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {sorted(FAULT_KINDS)}")
+        if not 0.0 < probability <= 1.0:
+            raise ValueError("probability must be in (0, 1]")
         chat_id = chat.id if isinstance(chat, FakeChat) else chat
-        fault = Fault(kind, method, chat_id, count, retry_after, hold, delay, executed, description)
+        fault = Fault(
+            kind, method, chat_id, count, retry_after, hold, delay, executed, description,
+            probability, random.Random(seed),
+        )
         self.faults.append(fault)
         return fault
 
@@ -889,5 +1010,8 @@ def _matcher(
 
 
 def _json_response(body: dict[str, Any], status: int) -> web.Response:
-    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (forged non-UTF-8 data): JSON escapes
+        data = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     return web.Response(body=data, status=status, content_type="application/json")

@@ -92,6 +92,9 @@ class World:
         self.bot_texts: dict[tuple[str, str], str] = {}
         self.menu_buttons: dict[int, dict[str, Any]] = {}
         self.webhook_url = ""
+        #: Every update ever emitted, with its timing (see `PendingUpdate`).
+        self.update_log: list[PendingUpdate] = []
+        self.keep_update_log = True
         self.on_update: Callable[[], None] = lambda: None
         self.on_change: Callable[[], None] = lambda: None
         self._next_update_id = 1_000
@@ -185,8 +188,18 @@ class World:
             return None
         update_id = self._next_update_id
         self._next_update_id += 1
-        update = PendingUpdate(update_id, kind, {"update_id": update_id, kind: payload})
+        update = PendingUpdate(
+            update_id, kind, {"update_id": update_id, kind: payload}, created_at=time.monotonic()
+        )
+        if kind == "callback_query":
+            update.query_id = str(payload.get("id"))
+            update.chat_id = payload.get("message", {}).get("chat", {}).get("id")
+        else:
+            chat = payload.get("chat")
+            update.chat_id = chat.get("id") if isinstance(chat, dict) else None
         self.updates.append(update)
+        if self.keep_update_log:
+            self.update_log.append(update)
         self.on_update()
         self.on_change()
         return update
@@ -388,9 +401,16 @@ class World:
         return current
 
     def callback_query(
-        self, user: FakeUser, message: FakeMessage, data: str
+        self, user: FakeUser, message: FakeMessage, data: str | bytes
     ) -> CallbackQueryHandle:
-        """``user`` presses a callback button on ``message``."""
+        """``user`` presses a callback button on ``message``.
+
+        ``data`` as bytes models a forged client: bytes that are not UTF-8 reach the bot as
+        a string with lone surrogates (``surrogateescape``), sent as ``\\udcXX`` JSON
+        escapes — the most hostile thing a JSON string can carry.
+        """
+        if isinstance(data, bytes):
+            data = data.decode("utf-8", "surrogateescape")
         chat = message.chat
         if chat.type == "private" and chat.user is not user:
             raise FakeClientError(f"{user!r} cannot see {message!r}")

@@ -1,0 +1,338 @@
+"""Load benchmark: the real bot (``python -m bot`` in a subprocess) against the fake Bot
+API server, N tables of five simulated humans clicking at a set pace, then an echo bot
+(``bench.echo``) on the same server with the same rate of clicks as the floor.
+
+    python -m bench.load --tables 10 50 200 --seconds 60
+
+For each N it prints: updates processed per second; p50/p95/p99 latency from an update
+being offered by getUpdates to the bot's first API call for it (callback queries: their
+answerCallbackQuery) and the same for the echo bot; the oldest update (user action ->
+first call) and how many were older than 2 s; updates never handled (lost); how long a
+player waits from their turn being stored to their buttons being on screen ("next
+button": the pace the table feels, bounded by the bot's paced rendering); CPU seconds
+per update; peak memory and memory per active game; database growth per 1,000 smazzate
+and Bot API calls per smazzata (measured per stored move, times the moves of a smazzata
+played with the same policy by the game core: with many tables few smazzate end inside
+the window). The fake server enforces Telegram's flood limits (per chat,
+per group, global) unless ``--no-flood``; the bot runs with its production defaults.
+
+Everything runs on 127.0.0.1 and stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.sim import BotProcess, SimTable, World, open_reader, simple_policy
+from game import Game, TableOptions, parse_action
+from storage import Database
+from tests.fakeapi import FakeTelegram, PendingUpdate
+
+KINDS = ("message", "callback_query")
+
+
+@dataclass
+class Figures:
+    tables: int
+    seconds: float = 0.0
+    setup_seconds: float = 0.0
+    updates: int = 0
+    callbacks: int = 0
+    p50: float = 0.0
+    p95: float = 0.0
+    p99: float = 0.0
+    max_age: float = 0.0
+    older_than_2s: int = 0
+    lost: int = 0
+    cpu_per_update: float = 0.0
+    bot_cpu_share: float = 0.0
+    harness_cpu_share: float = 0.0
+    peak_rss_mib: float = 0.0
+    rss_per_game_kib: float = 0.0
+    db_kib_per_1000: float | None = None
+    smazzate: int = 0
+    actions: int = 0
+    actions_per_smazzata: float = 0.0
+    calls: int = 0
+    calls_per_smazzata: float | None = None
+    call_mix: Counter[str] = field(default_factory=Counter)
+    flood_429: int = 0
+    turn_p50: float = float("nan")
+    turn_p95: float = float("nan")
+    echo_p50: float = 0.0
+    echo_p95: float = 0.0
+    echo_p99: float = 0.0
+    echo_updates: int = 0
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def db_size_and_smazzate(db: Database) -> tuple[int, int, int]:
+    """(bytes, scored smazzate, actions) of the bot's database."""
+    pages = int(await db.fetchval("PRAGMA page_count"))
+    size = int(await db.fetchval("PRAGMA page_size"))
+    smazzate = int(await db.fetchval("SELECT COUNT(*) FROM smazzata_results"))
+    actions = int(await db.fetchval("SELECT COUNT(*) FROM actions"))
+    return pages * size, smazzate, actions
+
+
+def actions_per_smazzata(seed: int, deals: int = 300) -> float:
+    """Mean actions of a scored smazzata when every seat plays like the simulated humans
+    (voided deals included in the count), from the game core alone."""
+    rng = random.Random(seed)
+    actions = scored = 0
+    game = Game.new(TableOptions(), rng=random.Random(seed))
+    while scored < deals:
+        if game.is_over():
+            game = Game.new(TableOptions(), rng=random.Random(rng.random()))
+        seat = game.current_seat()
+        assert seat is not None
+        before = game.scored_count
+        game.apply(seat, parse_action(simple_policy(game.view(seat), rng)))
+        actions += 1
+        scored += game.scored_count - before
+    return actions / scored
+
+
+def window(updates: list[PendingUpdate], t0: float, t1: float) -> list[PendingUpdate]:
+    return [u for u in updates if t0 <= u.created_at < t1 and u.kind in KINDS]
+
+
+async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figures:
+    figures = Figures(tables)
+    flood: Any = not args.no_flood
+    async with FakeTelegram(flood=flood) as tg:
+        tg.world.keep_update_log = True
+        bot = BotProcess(tg, workdir, name=f"bot{tables}", env={"LOG_LEVEL": args.log_level})
+        await bot.start()
+        reader = await open_reader(bot.db_path)
+        try:
+            rss_idle, _ = bot.memory_kib()
+            world = World(tg, reader)
+            rng = random.Random(args.seed)
+            sims = [world.add_table(i, 5, rng=rng, think=args.think) for i in range(tables)]
+            loop = asyncio.get_running_loop()
+            t_setup = loop.time()
+            await asyncio.gather(*(t.open_and_start(0, timeout=600) for t in sims))
+            figures.setup_seconds = loop.time() - t_setup
+            stop = asyncio.Event()
+
+            async def keep_playing(table: SimTable) -> None:
+                while not stop.is_set():
+                    done = await table.play(deadline=loop.time() + 3600, stop=stop)
+                    if done and not stop.is_set():
+                        await table.open_and_start(0, timeout=600)
+
+            players = [asyncio.create_task(keep_playing(t)) for t in sims]
+            await asyncio.sleep(args.warmup)
+            t0 = time.monotonic()
+            cpu0, harness0 = bot.cpu_seconds(), time.process_time()
+            size0, smz0, act0 = await db_size_and_smazzate(reader)
+            calls0 = len(tg.calls)
+            await asyncio.sleep(args.seconds)
+            t1 = time.monotonic()
+            cpu1, harness1 = bot.cpu_seconds(), time.process_time()
+            size1, smz1, act1 = await db_size_and_smazzate(reader)
+            calls = [c for c in tg.calls[calls0:] if c.method != "getUpdates"]
+            rss_now, peak = bot.memory_kib()
+            stop.set()
+            for task in players:
+                task.cancel()
+            await asyncio.gather(*players, return_exceptions=True)
+            # grace: whatever was offered in the window must still be handled
+            grace_end = loop.time() + args.grace
+            while loop.time() < grace_end:
+                pending = [u for u in window(tg.update_log, t0, t1) if u.handled_at is None]
+                if not pending:
+                    break
+                await asyncio.sleep(0.2)
+            waits = [w for t in sims for seen, w in t.turn_waits if t0 <= seen < t1]
+            figures.turn_p50 = percentile(waits, 50)
+            figures.turn_p95 = percentile(waits, 95)
+            measured = window(tg.update_log, t0, t1)
+            handled = [u for u in measured if u.handled_at is not None]
+            callbacks = [u for u in handled if u.kind == "callback_query"]
+            latencies = [u.latency for u in callbacks if u.latency is not None]
+            ages = [u.age for u in handled if u.age is not None]
+            span = t1 - t0
+            figures.seconds = span
+            figures.updates = len(handled)
+            figures.callbacks = len(callbacks)
+            figures.p50 = percentile(latencies, 50)
+            figures.p95 = percentile(latencies, 95)
+            figures.p99 = percentile(latencies, 99)
+            figures.max_age = max(ages, default=0.0)
+            figures.older_than_2s = sum(1 for a in ages if a > 2.0)
+            figures.lost = len(measured) - len(handled)
+            figures.cpu_per_update = (cpu1 - cpu0) / max(1, len(handled))
+            figures.bot_cpu_share = (cpu1 - cpu0) / span
+            figures.harness_cpu_share = (harness1 - harness0) / span
+            figures.peak_rss_mib = peak / 1024
+            figures.rss_per_game_kib = (rss_now - rss_idle) / tables
+            figures.smazzate = smz1 - smz0
+            figures.calls = len(calls)
+            figures.call_mix = Counter(c.method for c in calls)
+            figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
+            # per smazzata: per stored action × actions of a smazzata (few tables finish
+            # one in the window when Telegram's 30 calls/s are shared by many tables)
+            figures.actions = act1 - act0
+            if figures.actions:
+                per = actions_per_smazzata(args.seed)
+                figures.actions_per_smazzata = per
+                figures.db_kib_per_1000 = (size1 - size0) / 1024 / figures.actions * per * 1000
+                figures.calls_per_smazzata = len(calls) / figures.actions * per
+            problems = bot.problems()
+            if problems:
+                print(f"  [bot log: {len(problems)} error lines, e.g. {problems[0][:160]}]",
+                      file=sys.stderr)
+        finally:
+            await reader.close()
+            with contextlib.suppress(Exception):
+                await bot.stop(timeout=10)
+            await bot.kill()
+        # the echo bot, same server, same click rate
+        rate = figures.callbacks / max(figures.seconds, 1e-9)
+        await run_echo(args, tg, workdir, tables, rate, figures)
+    return figures
+
+
+async def run_echo(
+    args: argparse.Namespace, tg: FakeTelegram, workdir: Path, tables: int, rate: float,
+    figures: Figures,
+) -> None:
+    echo = BotProcess(tg, workdir, module="bench.echo", name=f"echo{tables}")
+    await echo.start()
+    try:
+        rng = random.Random(args.seed + 1)
+        targets = []
+        for i in range(tables):
+            users = [tg.add_user(f"E{i}U{j}") for j in range(5)]
+            group = tg.add_group(f"Echo {i}", users)
+            message = tg.world.new_message(
+                group, None, text="echo",
+                reply_markup={"inline_keyboard": [[{"text": "x", "callback_data": "e"}]]},
+            )
+            targets += [(user, message) for user in users]
+        seconds = min(args.seconds, args.echo_seconds)
+        t0 = time.monotonic()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while loop.time() < end and rate > 0:
+            user, message = rng.choice(targets)
+            await user.press(message, "e")
+            await asyncio.sleep(rng.expovariate(rate))
+        t1 = time.monotonic()
+        grace = loop.time() + args.grace
+        while loop.time() < grace and any(
+            u.handled_at is None for u in window(tg.update_log, t0, t1)
+        ):
+            await asyncio.sleep(0.2)
+        latencies = [u.latency for u in window(tg.update_log, t0, t1)
+                     if u.kind == "callback_query" and u.latency is not None]
+        figures.echo_updates = len(latencies)
+        figures.echo_p50 = percentile(latencies, 50)
+        figures.echo_p95 = percentile(latencies, 95)
+        figures.echo_p99 = percentile(latencies, 99)
+    finally:
+        await echo.kill()
+
+
+def ms(seconds: float) -> str:
+    return "-" if seconds != seconds else f"{seconds * 1000:.0f}"
+
+
+def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
+    head = (
+        "| tables | updates/s | p50 ms | p95 ms | p99 ms | echo p50/p95/p99 ms | oldest s | "
+        ">2 s | lost | next button p50/p95 s | CPU ms/update | peak RSS MiB | KiB/game | "
+        "DB KiB/1000 smazzate | API calls/smazzata | smazzate | 429 |"
+    )
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for f in all_figures:
+        db = "-" if f.db_kib_per_1000 is None else f"{f.db_kib_per_1000:,.0f}"
+        calls = "-" if f.calls_per_smazzata is None else f"{f.calls_per_smazzata:.1f}"
+        lines.append(
+            f"| {f.tables} | {f.updates / max(f.seconds, 1e-9):.1f} | {ms(f.p50)} | "
+            f"{ms(f.p95)} | {ms(f.p99)} | {ms(f.echo_p50)}/{ms(f.echo_p95)}/{ms(f.echo_p99)} | "
+            f"{f.max_age:.2f} | {f.older_than_2s} | {f.lost} | "
+            f"{f.turn_p50:.1f}/{f.turn_p95:.1f} | {f.cpu_per_update * 1000:.1f} | "
+            f"{f.peak_rss_mib:.0f} | {f.rss_per_game_kib:.0f} | {db} | {calls} | "
+            f"{f.smazzate} | {f.flood_429} |"
+        )
+    lines.append("")
+    for f in all_figures:
+        mix = ", ".join(f"{k} {v}" for k, v in f.call_mix.most_common())
+        verdict = []
+        if f.echo_p95 == f.echo_p95 and f.p95 == f.p95:
+            ratio = f.p95 / f.echo_p95 if f.echo_p95 else float("inf")
+            verdict.append(f"p95 = {ratio:.1f}× echo")
+        verdict.append("no update older than 2 s" if not f.older_than_2s
+                       else f"{f.older_than_2s} updates older than 2 s")
+        verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")
+        lines.append(
+            f"{f.tables} tables: {'; '.join(verdict)}. Window {f.seconds:.0f} s after "
+            f"{args.warmup:.0f} s warm-up (set-up {f.setup_seconds:.0f} s); "
+            f"{f.updates} updates ({f.callbacks} clicks), {f.actions} moves stored "
+            f"({f.actions_per_smazzata:.1f} per smazzata), echo {f.echo_updates}; CPU: bot "
+            f"{f.bot_cpu_share:.0%} of a core, harness+fake {f.harness_cpu_share:.0%}; "
+            f"calls: {mix}"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", type=int, nargs="+", default=[10],
+                        help="concurrent tables (5 simulated humans each); several = one run each")
+    parser.add_argument("--seconds", type=float, default=60, help="measurement window")
+    parser.add_argument("--warmup", type=float, default=10, help="play before measuring")
+    parser.add_argument("--think", type=float, default=1.0,
+                        help="mean seconds a human waits before clicking (uniform 0.5×..1.5×)")
+    parser.add_argument("--echo-seconds", type=float, default=30,
+                        help="length of the echo bot's run (at most --seconds)")
+    parser.add_argument("--grace", type=float, default=30,
+                        help="seconds after the window for late updates to be handled")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-flood", action="store_true",
+                        help="the fake server does not enforce Telegram's flood limits")
+    parser.add_argument("--log-level", default="INFO", help="LOG_LEVEL of the bot")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="where databases and logs go (default: a temporary directory)")
+    return parser.parse_args(argv)
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        workdir = args.workdir or Path(tmp)
+        for tables in args.tables:
+            print(f"== {tables} tables: set-up, {args.warmup:.0f} s warm-up, "
+                  f"{args.seconds:.0f} s measured, then the echo bot ...", file=sys.stderr)
+            results.append(await run_bot(args, tables, workdir))
+            print(report(results[-1:], args), file=sys.stderr)
+    print(report(results, args))
+
+
+def main(argv: list[str] | None = None) -> None:
+    asyncio.run(main_async(parse_args(argv)))
+
+
+if __name__ == "__main__":
+    main()

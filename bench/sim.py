@@ -1,0 +1,588 @@
+"""The real bot in a subprocess, its database seen through the storage API, and simulated
+humans — shared by the load benchmark (``bench.load``) and the chaos suite (``tests/chaos``).
+
+Simulated humans act like the end-to-end driver (``tests/e2e/driver.py``): they decide
+from their seat's view (read from the database, exactly what their screen shows) and act
+ONLY by pressing buttons the bot sent; the fake server refuses presses of buttons that are
+not on the message. Everything else goes through the bot's documented commands
+(``/impostazioni``, ``/nuova``, ``/inizia``, ``/mano``) and the fake server's test API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from game import Game, View
+from storage import Database, GameRow, repo
+from tests.fakeapi import CallbackQueryHandle, FakeChat, FakeMessage, FakeTelegram, FakeUser
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Environment variables the bot reads (bot/config.py); inherited values are dropped so a
+#: developer's shell or .env never leaks into a run.
+BOT_ENV = (
+    "BOT_TOKEN", "TELEGRAM_BASE_URL", "TELEGRAM_BASE_FILE_URL", "DATABASE_URL",
+    "DEFAULT_LANGUAGE", "TURN_TIMEOUT_SECONDS", "LOG_LEVEL", "ADMIN_CHAT_ID",
+    "COMPUTER_LEVEL", "COMPUTER_DELAY_SECONDS", "GROUP_MESSAGES_PER_MINUTE",
+)  # fmt: skip
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+class BotDied(AssertionError):
+    """The bot process exited on its own."""
+
+
+# ======================================================================================
+# the bot process
+# ======================================================================================
+
+
+class BotProcess:
+    """``python -m <module>`` against the fake server, restartable, killable.
+
+    Settings come from the environment only (``cwd`` is an empty directory, so no
+    ``.env`` is read). Output of every run is appended to ``log_path``.
+    """
+
+    def __init__(
+        self,
+        tg: FakeTelegram,
+        workdir: Path,
+        *,
+        db_path: Path | None = None,
+        module: str = "bot",
+        env: dict[str, str] | None = None,
+        name: str = "bot",
+    ) -> None:
+        self.tg = tg
+        self.workdir = workdir
+        self.db_path = db_path or workdir / f"{name}.db"
+        self.module = module
+        self.extra_env = dict(env or {})
+        self.name = name
+        self.log_path = workdir / f"{name}.log"
+        self.proc: asyncio.subprocess.Process | None = None
+        self.starts = 0
+        self._log: IO[bytes] | None = None
+
+    def environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k.upper() not in BOT_ENV}
+        env.update(
+            {
+                "BOT_TOKEN": self.tg.token,
+                "TELEGRAM_BASE_URL": self.tg.base_url,
+                "TELEGRAM_BASE_FILE_URL": self.tg.base_file_url,
+                "DATABASE_URL": f"sqlite:///{self.db_path.resolve()}",
+                "TURN_TIMEOUT_SECONDS": "0",
+                "COMPUTER_LEVEL": "facile",
+                "COMPUTER_DELAY_SECONDS": "0",
+                "DEFAULT_LANGUAGE": "it",
+                "LOG_LEVEL": "INFO",
+                "PYTHONPATH": os.pathsep.join(
+                    p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
+                ),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        env.update(self.extra_env)
+        return env
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None, "not started"
+        return self.proc.pid
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def start(self, timeout: float = 30.0) -> None:
+        """Spawn the process and wait for its first getUpdates (start-up done: settings
+        read, database opened and migrated, running games resumed)."""
+        assert not self.running, "already running"
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        first_new = len(self.tg.calls)
+        self.starts += 1
+        self._close_log()
+        self._log = self.log_path.open("ab")
+        self._log.write(f"\n===== start {self.starts} =====\n".encode())
+        self._log.flush()
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", self.module,
+            cwd=self.workdir, env=self.environment(),
+            stdin=asyncio.subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+            preexec_fn=_die_with_parent,
+        )  # fmt: skip
+        proc = self.proc
+
+        def polling() -> bool:
+            if proc.returncode is not None:
+                raise BotDied(f"{self.name} exited with {proc.returncode}:\n{self.log_tail()}")
+            calls = self.tg.calls
+            return any(c.method == "getUpdates" for c in calls[first_new:])
+
+        try:
+            await self.tg.wait_until(polling, timeout, what=f"{self.name} to start polling")
+        except Exception:
+            if proc.returncode is not None:
+                raise BotDied(
+                    f"{self.name} exited with {proc.returncode}:\n{self.log_tail()}"
+                ) from None
+            raise
+
+    async def kill(self) -> None:
+        """SIGKILL: no clean-up of any kind happens in the bot."""
+        if self.running:
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGKILL)
+            await self.proc.wait()
+        self._close_log()
+
+    async def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM (PTB stops polling, runs post_shutdown); SIGKILL after ``timeout``."""
+        assert self.proc is not None
+        if self.running:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout)
+            except TimeoutError:
+                self.proc.send_signal(signal.SIGKILL)
+                await self.proc.wait()
+        self._close_log()
+        assert self.proc.returncode is not None
+        return self.proc.returncode
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # -- figures ------------------------------------------------------------------------
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the running process."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+    def memory_kib(self) -> tuple[int, int]:
+        """(resident set size, peak resident set size) in KiB."""
+        values = {}
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0])
+        return values["VmRSS"], values["VmHWM"]
+
+    # -- logs ---------------------------------------------------------------------------
+    def log_text(self) -> str:
+        if self._log is not None:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def problems(self) -> list[str]:
+        """Log lines at ERROR/CRITICAL level and traceback headers."""
+        return [
+            line for line in self.log_text().splitlines()
+            if " ERROR " in line or " CRITICAL " in line or line.startswith("Traceback")
+        ]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Linux: the bot gets SIGKILL if the harness dies, so no orphan keeps polling."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+async def open_reader(db_path: Path) -> Database:
+    """A second connection to the bot's database, for reading through the storage API."""
+    return await Database.open(db_path, migrate=False, check_writable=False)
+
+
+# ======================================================================================
+# simulated humans
+# ======================================================================================
+
+
+def simple_policy(view: View, rng: random.Random) -> str:
+    """Cheap and button-friendly: the first bidder calls the highest rank, the others
+    pass; the first legal suit; a random legal card. Only one-press actions."""
+    legal = list(view.legal)
+    if view.phase == "auction":
+        ranks = [c for c in legal if c.startswith("r")]
+        if view.current_bid is None and ranks:
+            return ranks[0]
+        if "P" in legal:
+            return "P"
+        return ranks[0] if ranks else legal[0]
+    if view.phase == "declaration":
+        return legal[0]
+    return rng.choice(legal)
+
+
+def in_group(code: str) -> bool:
+    """Whether the button of a one-press action is in the group (else in private)."""
+    return code == "P" or code.startswith(("r", "t", "K"))
+
+
+def find_button_message(chat: FakeChat, data: str) -> FakeMessage | None:
+    """The newest bot message of ``chat`` carrying a button with this callback data."""
+    for message in reversed(list(chat.messages.values())):
+        if (
+            message.from_bot and not message.deleted and message.reply_markup
+            and any(b.callback_data == data for b in message.buttons)
+        ):
+            return message
+    return None
+
+
+@dataclass
+class Press:
+    """One button press of a simulated human and the bot's answer (when it comes)."""
+
+    user_id: int
+    game_id: int
+    version: int
+    code: str
+    handle: CallbackQueryHandle
+    at: float
+
+    @property
+    def answered(self) -> bool:
+        return self.handle.answer is not None
+
+    @property
+    def acknowledged(self) -> bool:
+        """Answered without an alert: the bot told the user the move was taken."""
+        answer = self.handle.answer
+        return answer is not None and not answer.show_alert
+
+
+@dataclass
+class TableStats:
+    matches_started: int = 0
+    matches_finished: int = 0
+    rescues: int = 0  # times a stuck human had to type /mano
+
+
+class SimTable:
+    """One group with its simulated humans (the remaining seats: computers)."""
+
+    def __init__(
+        self,
+        tg: FakeTelegram,
+        reader: Database,
+        name: str,
+        humans: list[FakeUser],
+        *,
+        rng: random.Random,
+        think: float = 0.0,
+        policy: Callable[[View, random.Random], str] = simple_policy,
+        group: FakeChat | None = None,
+    ) -> None:
+        self.tg = tg
+        self.reader = reader
+        self.humans = humans
+        self.users = {u.id: u for u in humans}
+        self.admin = humans[0]
+        self.group = group or tg.add_group(name, humans, admins=[humans[0]])
+        self.rng = rng
+        self.think = think
+        self.policy = policy
+        self.game_id: int | None = None
+        self.game_ids: list[int] = []
+        self.presses: list[Press] = []
+        #: Seconds from a human's turn being seen in the database to their button being on
+        #: screen (the pace the players feel; the bot renders through its Outbox).
+        self.turn_waits: list[tuple[float, float]] = []  # (when seen, seconds)
+        self._turn_seen: dict[tuple[int, int], float] = {}
+        self.stats = TableStats()
+        self.watch = tg.watch([self.group, *humans])
+        self._cached: tuple[int, int, Game] | None = None
+
+    # -- waiting ------------------------------------------------------------------------
+    async def until(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+        """Wait (woken by calls to this table's chats) until ``predicate()`` is truthy."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            left = deadline - loop.time()
+            if left <= 0:
+                raise AssertionError(f"{self.group.title}: timed out waiting for {what}")
+            await self.watch.wait(min(left, 0.5))
+
+    async def until_async(
+        self, predicate: Callable[[], Awaitable[Any]], timeout: float, what: str
+    ) -> Any:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            value = await predicate()
+            if value:
+                return value
+            left = deadline - loop.time()
+            if left <= 0:
+                raise AssertionError(f"{self.group.title}: timed out waiting for {what}")
+            await self.watch.wait(min(left, 0.25))
+
+    async def tap(self, user: FakeUser, message: FakeMessage, data: str) -> Any:
+        """Press a button and wait for the answer."""
+        return await (await user.press(message, data)).wait(30)
+
+    # -- setting up ---------------------------------------------------------------------
+    async def set_match_end(self, value: str, timeout: float = 30) -> None:
+        """Through /impostazioni: press "Fine partita" until it shows ``value``."""
+        after = self._last_id(self.group)
+        await self.admin.send(self.group, "/impostazioni")
+        menu = await self.until(
+            lambda: self._new_bot_message(self.group, after, lambda m: any(
+                b.text.startswith("Fine partita") for b in m.buttons
+            )),
+            timeout, "the settings menu",
+        )
+        for _ in range(12):
+            button = next(b for b in menu.buttons if b.text.startswith("Fine partita"))
+            if button.text.endswith(f": {value}"):
+                return
+            text = button.text
+            answer = await self.tap(self.admin, menu, str(button.callback_data))
+            assert not answer.show_alert, answer.text
+            await self.until(
+                lambda text=text: next(
+                    b for b in menu.buttons if b.text.startswith("Fine partita")
+                ).text != text,
+                timeout, "the menu to change",
+            )
+        raise AssertionError(f"match end {value!r} not offered by the menu")
+
+    async def preset_match_end(self, value: str) -> None:
+        """The same as `set_match_end`, written through the storage API before ``/nuova``
+        (saves the bot five updates per table in big set-ups). Uses the bot's settings
+        model, so a change of its format shows up here at once."""
+        from bot.prefs import Prefs
+        from game import TableOptions
+
+        prefs = Prefs(options=TableOptions(match_end=value), turn_timeout=0, language="it")
+        await repo.save_chat_settings(self.reader, self.group.id, "it", prefs.to_json())
+
+    async def open_and_start(
+        self, computers: int, timeout: float = 60,
+        before_start: Callable[[], Any] | None = None,
+    ) -> int:
+        """/nuova, every human presses Entra, the admin adds computers, /inizia
+        (``before_start()`` is called just before /inizia)."""
+        for user in self.humans:
+            if not user.started:
+                await user.start_bot()
+        after = self._last_id(self.group)
+        await self.admin.send(self.group, "/nuova")
+        lobby = await self.until(
+            lambda: self._new_bot_message(self.group, after, lambda m: any(
+                (b.callback_data or "").endswith(":join") for b in m.buttons
+            )),
+            timeout, "the lobby",
+        )
+        join = next(b.callback_data for b in lobby.buttons if b.callback_data.endswith(":join"))
+        gid = int(join.split(":")[1])
+        for user in self.humans:
+            answer = await self.tap(user, lobby, join)
+            assert not answer.show_alert and not answer.url, answer
+        for _ in range(computers):
+            answer = await self.tap(self.admin, lobby, f"l:{gid}:cpu")
+            assert not answer.show_alert, answer.text
+        if before_start is not None:
+            before_start()
+        await self.admin.send(self.group, "/inizia")
+
+        async def playing() -> bool:
+            row = await repo.get_game(self.reader, gid)
+            return row is not None and row.status == "playing"
+
+        await self.until_async(playing, timeout, "the match to start")
+        self.game_id = gid
+        self.game_ids.append(gid)
+        self.stats.matches_started += 1
+        return gid
+
+    def _last_id(self, chat: FakeChat) -> int:
+        return max(chat.messages, default=0)
+
+    def _new_bot_message(self, chat: FakeChat, after: int, match: Any) -> FakeMessage | None:
+        for message in chat.messages.values():
+            if (
+                message.message_id > after and message.from_bot and not message.deleted
+                and (match(message) if callable(match) else match in message.content)
+            ):
+                return message
+        return None
+
+    # -- playing ------------------------------------------------------------------------
+    async def state(self) -> tuple[GameRow, Game | None]:
+        assert self.game_id is not None
+        row = await repo.get_game(self.reader, self.game_id)
+        assert row is not None
+        if row.snapshot_json is None:
+            return row, None
+        if self._cached is None or self._cached[:2] != (row.game_id, row.version):
+            self._cached = (row.game_id, row.version, Game.from_json(row.snapshot_json))
+        return row, self._cached[2]
+
+    async def play(
+        self,
+        *,
+        deadline: float,
+        rescue_after: float | None = None,
+        stop: asyncio.Event | None = None,
+        presses: int | None = None,
+        stall_after: float | None = None,
+    ) -> bool:
+        """Play the current match until it is over (True) or ``stop``/``deadline`` or
+        after ``presses`` presses or when the game did not move for ``stall_after``
+        seconds (False).
+
+        ``deadline`` is a ``loop.time()``. With ``rescue_after``, a human whose buttons
+        have not appeared for that long types ``/mano`` (counted in ``stats.rescues``).
+        """
+        loop = asyncio.get_running_loop()
+        budget = presses
+        moved: tuple[int, float] = (-1, loop.time())
+        last_press: dict[int, Press] = {}
+        waiting_since: tuple[int, float] | None = None
+        while stop is None or not stop.is_set():
+            if loop.time() > deadline:
+                return False
+            row, game = await self.state()
+            if row.status != "playing" or game is None:
+                if row.status == "finished":
+                    self.stats.matches_finished += 1
+                return row.status == "finished"
+            if row.version != moved[0]:
+                moved = (row.version, loop.time())
+            elif stall_after is not None and loop.time() - moved[1] > stall_after:
+                return False
+            seat_no = game.current_seat()
+            seat = None if seat_no is None else row.seat(seat_no)
+            if seat is not None and seat.is_human and not seat.away and seat.user_id is not None:
+                view = game.view(seat.seat)
+                code = self.policy(view, self.rng)
+                user = self.users[seat.user_id]
+                chat = self.group if in_group(code) else user.private_chat
+                data = f"a:{row.game_id}:{row.version}:{code}"
+                previous = last_press.get(row.version)
+                message = find_button_message(chat, data)
+                key = (row.game_id, row.version)
+                seen = self._turn_seen.setdefault(key, loop.time())
+                if message is not None and seen > 0:
+                    self.turn_waits.append((seen, loop.time() - seen))
+                    self._turn_seen[key] = 0.0  # counted
+                if message is not None and self._may_press(previous, loop.time()):
+                    if self.think:
+                        await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5))
+                    handle = await user.press(message, data)
+                    press = Press(user.id, row.game_id, row.version, code, handle, loop.time())
+                    self.presses.append(press)
+                    last_press[row.version] = press
+                    if budget is not None:
+                        budget -= 1
+                        if budget <= 0:
+                            return False
+                    continue
+                if message is None and previous is None and rescue_after is not None:
+                    if waiting_since is None or waiting_since[0] != row.version:
+                        waiting_since = (row.version, loop.time())
+                    elif loop.time() - waiting_since[1] > rescue_after:
+                        self.stats.rescues += 1
+                        waiting_since = (row.version, loop.time())
+                        await user.dm("/mano")
+            await self.watch.wait(0.25)
+        return False
+
+    def drawn(self, user: FakeUser, version: int, legal: tuple[str, ...]) -> bool:
+        """Whether some button of ``legal`` actions at ``version`` is on ``user``'s screen."""
+        assert self.game_id is not None
+        return any(
+            find_button_message(chat, f"a:{self.game_id}:{version}:{code}")
+            for code in legal
+            for chat in (self.group, user.private_chat)
+        )
+
+    async def human_turn(
+        self, user: FakeUser | None = None, *, after: int = -1, timeout: float = 20
+    ) -> tuple[int, FakeUser]:
+        """Wait until a human (``user`` if given) is in turn at a version > ``after`` and
+        sees their buttons; return (version, user)."""
+
+        async def ready() -> tuple[int, FakeUser] | None:
+            row, game = await self.state()
+            if row.status != "playing" or game is None or row.version <= after:
+                return None
+            seat_no = game.current_seat()
+            seat = None if seat_no is None else row.seat(seat_no)
+            if seat is None or seat.user_id not in self.users or seat.away:
+                return None
+            who = self.users[seat.user_id]
+            if user is not None and who is not user:
+                return None
+            legal = game.view(seat.seat).legal
+            return (row.version, who) if self.drawn(who, row.version, legal) else None
+
+        found: tuple[int, FakeUser] = await self.until_async(ready, timeout, "a human's turn")
+        return found
+
+    @staticmethod
+    def _may_press(previous: Press | None, now: float) -> bool:
+        """Once per version; again after a refusal, or when no answer came for 10 s (the
+        bot was down and the query may have expired)."""
+        if previous is None:
+            return True
+        if previous.answered:
+            return not previous.acknowledged and now - previous.at > 0.5
+        return now - previous.at > 10.0
+
+
+@dataclass
+class World:
+    """Many tables against one bot; users numbered so that names are readable."""
+
+    tg: FakeTelegram
+    reader: Database
+    tables: list[SimTable] = field(default_factory=list)
+
+    def add_table(
+        self, index: int, humans: int, *, rng: random.Random, think: float = 0.0,
+        language_code: str = "it",
+    ) -> SimTable:
+        users = [
+            self.tg.add_user(f"T{index}P{i} <&>", language_code=language_code)
+            for i in range(humans)
+        ]
+        table = SimTable(self.tg, self.reader, f"Tavolo {index} & amici", users,
+                         rng=random.Random(rng.random()), think=think)
+        self.tables.append(table)
+        return table
+
+
+@contextlib.asynccontextmanager
+async def running_bot(tg: FakeTelegram, workdir: Path, **kwargs: Any) -> Any:
+    """A started :class:`BotProcess`, stopped (or killed) on exit."""
+    bot = BotProcess(tg, workdir, **kwargs)
+    await bot.start()
+    try:
+        yield bot
+    finally:
+        if bot.running:
+            await bot.stop()

@@ -1,0 +1,241 @@
+"""SQLite under adverse conditions while a match is played: the database locked by
+another process, the disk full, the database read-only, and an old schema on start."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.sim import SimTable
+from storage import LATEST_VERSION, Database, ScoreDelta, migrations, repo
+from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
+from tests.chaos.conftest import Chaos
+from tests.conftest import make_bot
+
+LOCKER = r"""
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute(
+    "INSERT OR REPLACE INTO users (user_id, first_name, updated_at) VALUES (424242, 'locker', 0)"
+)
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("COMMIT")
+"""
+
+NOT_TOLD = (
+    "bot bug: a write that fails with StorageUnavailable (disk full / read-only) in a "
+    "button handler reaches the generic error handler: the player gets '😵 Qualcosa è "
+    "andato storto' (nothing about saving) and the group is not told that the game is "
+    "paused; catch StorageUnavailable in bot/features/play.py on_action (and the other "
+    "handlers / Tables drivers): alert 'non riesco a salvare la mossa, riprova' and post "
+    "one message in the group (once per outage)"
+)
+
+
+class NotTold(AssertionError):
+    """The storage failure was not explained to the player and the group."""
+
+
+@contextlib.contextmanager
+def locked_by_other_process(path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen([sys.executable, "-c", LOCKER, str(path), str(seconds)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+async def turn_in_play(table: SimTable) -> tuple[int, Any]:
+    loop = asyncio.get_running_loop()
+    version, user = await table.human_turn()
+    while (await table.state())[1].phase.value != "play":  # type: ignore[union-attr]
+        await table.play(deadline=loop.time() + 10, presses=1)
+        version, user = await table.human_turn(after=version)
+    return version, user
+
+
+async def test_database_locked_by_another_process_loses_no_move(chaos: Chaos) -> None:
+    table = await chaos.table(1)
+    version, _ = await turn_in_play(table)
+    path = chaos.db.target.path
+    assert path is not None
+    loop = asyncio.get_running_loop()
+    with locked_by_other_process(path, 1.5) as proc:
+        t0 = loop.time()
+        await table.play(deadline=t0 + 10, presses=1)
+        press = table.presses[-1]
+        await asyncio.get_running_loop().run_in_executor(None, proc.wait, 10)
+        answer = await press.handle.wait(10)
+    assert not answer.show_alert, answer.text
+    assert answer.at - press.handle.created_at >= 1.0  # it waited for the lock
+    actions = await repo.load_actions(chaos.db, press.game_id, after_seq=version)
+    assert actions[0].code == press.code and actions[0].user_id == press.user_id
+    assert await repo.get_user(chaos.db, 424242) is not None  # the other writer's row too
+    assert await table.play(deadline=loop.time() + 30, stall_after=5)
+    await check_acknowledged(chaos.db, table.presses)
+    await check_scoreboard(chaos.db, table.group.id)
+    assert not chaos.problems(), chaos.problems()
+
+
+# ------------------------------------------------------------------------------ full, read-only
+
+
+@contextlib.contextmanager
+def small_disk(where: Path, megabytes: int = 16) -> Iterator[Path]:
+    """A tmpfs of a few MB (root only: CI and the dev machines run as root)."""
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs",
+                           str(where)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    ballast = disk / "ballast"
+    with ballast.open("wb") as f:
+        chunk = b"\0" * (1 << 16)
+        with contextlib.suppress(OSError):
+            while True:
+                f.write(chunk)
+                f.flush()
+    return ballast
+
+
+async def storage_outage(
+    chaos: Chaos, table: SimTable, break_it: Any, fix_it: Any
+) -> list[str]:
+    """A human presses while the database cannot be written, then again once fixed.
+    Returns what the bot failed to explain (for `NotTold`)."""
+    version, _ = await turn_in_play(table)
+    gid = table.game_id
+    assert gid is not None
+    await chaos.tg.idle(quiet=0.3)
+    group_before = max(table.group.messages)
+    await break_it()
+    loop = asyncio.get_running_loop()
+    await table.play(deadline=loop.time() + 10, presses=1)
+    failed = table.presses[-1]
+    answer = await failed.handle.wait(15)
+    assert answer.show_alert and answer.text, answer  # at least some alert
+    row = await repo.get_game(chaos.db, gid)
+    assert row is not None and row.version == version  # nothing half-written
+    await asyncio.sleep(1.0)
+    missing = []
+    if "salv" not in answer.text.lower():
+        missing.append(f"the alert does not say the move was not saved: {answer.text!r}")
+    told = [m for m in table.group.messages.values()
+            if m.from_bot and m.message_id > group_before]
+    if not told:
+        missing.append("nothing was said in the group")
+    await fix_it()
+    # the same button, pressed again once the database is writable: the game resumes
+    assert await table.play(deadline=loop.time() + 30, stall_after=5)
+    row = await repo.get_game(chaos.db, gid)
+    assert row is not None
+    await replay(chaos.db, row)
+    await check_acknowledged(chaos.db, table.presses)
+    await check_scoreboard(chaos.db, table.group.id)
+    return missing
+
+
+@pytest.mark.xfail(strict=True, raises=NotTold, reason=NOT_TOLD)
+async def test_disk_full_then_freed(tg: Any, tmp_path: Path,
+                                    caplog: pytest.LogCaptureFixture) -> None:
+    with small_disk(tmp_path / "disk") as disk:
+        bot = await make_bot(tg, disk / "bot.db").start()
+        try:
+            chaos = Chaos(tg, bot, caplog)
+            table = await chaos.table(1)
+            ballast: list[Path] = []
+
+            async def break_it() -> None:
+                await chaos.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                ballast.append(fill(disk))
+
+            async def fix_it() -> None:
+                ballast[0].unlink()
+
+            missing = await storage_outage(chaos, table, break_it, fix_it)
+        finally:
+            await bot.stop()
+    if missing:
+        raise NotTold("; ".join(missing))
+
+
+@pytest.mark.xfail(strict=True, raises=NotTold, reason=NOT_TOLD)
+async def test_read_only_database_then_writable(chaos: Chaos) -> None:
+    """``PRAGMA query_only`` on the bot's connection: every write fails with SQLite's
+    read-only error, as when the file or its directory becomes read-only."""
+    table = await chaos.table(1)
+
+    async def break_it() -> None:
+        await chaos.db.execute("PRAGMA query_only = 1")
+
+    async def fix_it() -> None:
+        await chaos.db.execute("PRAGMA query_only = 0")
+
+    missing = await storage_outage(chaos, table, break_it, fix_it)
+    if missing:
+        raise NotTold("; ".join(missing))
+
+
+# ------------------------------------------------------------------------------ old schema
+
+
+async def test_old_schema_is_migrated_on_start_and_keeps_its_data(
+    tg: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "old.db"
+    old = await Database.open(path, migrate=False)
+    await migrations.upgrade(old, target=1)
+    assert await migrations.get_version(old) == 1 < LATEST_VERSION
+    veteran = tg.add_user("Veterano", language_code="it")
+    player = tg.add_user("Nuova <leva>", language_code="it")
+    group = tg.add_group("Vecchio tavolo", [player, veteran], admins=[player])
+    async with old.transaction() as tx:
+        await repo.upsert_user(tx, veteran.id, "Veterano")
+        await repo.apply_score_deltas(tx, group.id, [ScoreDelta(veteran.id, "Veterano", 7, True,
+                                                                True)])
+    await old.close()
+
+    bot = await make_bot(tg, path).start()
+    try:
+        assert await migrations.get_version(bot.rt.db) == LATEST_VERSION
+        chaos = Chaos(tg, bot, caplog)
+        table = SimTable(tg, bot.rt.db, "unused", [player], rng=chaos.rng, group=group)
+        await table.preset_match_end("hands:1")
+        await table.open_and_start(4)
+        loop = asyncio.get_running_loop()
+        assert await table.play(deadline=loop.time() + 30, stall_after=5)
+        board = {s.user_id: s for s in await repo.leaderboard(bot.rt.db, group.id)}
+        assert board[veteran.id].total == 7 and board[veteran.id].matches == 0
+        row = await repo.get_game(bot.rt.db, table.game_ids[-1])
+        assert row is not None
+        game = await replay(bot.rt.db, row)
+        seat = row.seat_of(player.id)
+        assert seat is not None and board[player.id].total == game.totals[seat.seat]
+        await player.send(group, "/classifica")
+        await table.until(lambda: any("Veterano" in m.content for m in group.messages.values()
+                                      if m.from_bot), 5, "the leaderboard")
+        assert not chaos.problems(), chaos.problems()
+    finally:
+        await bot.stop()
