@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 MAX_BYTES = 64
 _SAFE = re.compile(r"^[A-Za-z0-9_.\-]{1,16}$")
+#: Ids and versions: plain ASCII digits that fit SQLite's signed 64-bit integers.
+_NUMBER = re.compile(r"^[0-9]{1,18}$")
 
 
 class BadCallback(ValueError):
@@ -36,7 +38,7 @@ class Callback:
 
 
 def _check(data: str) -> str:
-    if len(data.encode()) > MAX_BYTES or not data.isascii():
+    if not data.isascii() or len(data) > MAX_BYTES:
         raise ValueError(f"callback data too long or not ASCII: {data!r}")
     return data
 
@@ -78,8 +80,9 @@ _ARITY = {"a": 2, "q": 2, "p": 3, "x": 1, "l": 1, "k": 1, "b": 0}
 
 def parse(data: str | None) -> Callback:
     """Parse callback data; raise :class:`BadCallback` for anything unexpected."""
-    if not data or len(data.encode()) > MAX_BYTES or not data.isascii():
-        raise BadCallback(data)
+    # isascii() first: forged data may hold lone surrogates that cannot even be encoded.
+    if not data or not data.isascii() or len(data) > MAX_BYTES:
+        raise BadCallback(repr(data)[:80])
     head, *rest = data.split(":")
     if head == "s":
         if not 1 <= len(rest) <= 3 or not all(_SAFE.match(p) for p in rest):
@@ -87,14 +90,13 @@ def parse(data: str | None) -> Callback:
         return Callback("s", parts=tuple(rest))
     if head not in _ARITY or not rest:
         raise BadCallback(data)
-    try:
-        game_id = int(rest[0])
-    except ValueError:
-        raise BadCallback(data) from None
+    if not _NUMBER.match(rest[0]):
+        raise BadCallback(data)
+    game_id = int(rest[0])
     rest = rest[1:]
     version = -1
     if head in ("a", "q", "p", "x"):
-        if not rest or not rest[0].isdigit():
+        if not rest or not _NUMBER.match(rest[0]):
             raise BadCallback(data)
         version = int(rest[0])
         rest = rest[1:]

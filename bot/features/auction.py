@@ -16,6 +16,17 @@ from bot.render import keyboards as kb
 from bot.runtime import rt_of
 from bot.service import Refused
 from bot.tables import prefs_of
+from game import Game
+
+
+def offered(game: Game, seat: int, data: cb.Callback) -> bool:
+    """A confirmation or a points picker only for a call the core offers this seat now."""
+    legal = {action.code for action in game.legal_actions(seat)}
+    if data.kind == "q":
+        return data.parts[0] in legal
+    prefix = data.parts[0]
+    head = prefix if prefix == "t" else prefix + "."
+    return any(code.startswith(head) for code in legal)
 
 
 async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -33,6 +44,8 @@ async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         private = query.message.chat.id > 0
         if game.current_seat() != seat.seat and not (private and data.kind == "q"):
             raise Refused("alert.not_your_turn")
+        if data.kind in ("q", "p") and not offered(game, seat.seat, data):
+            raise cb.BadCallback(query.data)
         view = game.view(None if not private else seat.seat)
         mlang = lang if private else prefs_of(row).language
         markup: InlineKeyboardMarkup | None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -336,8 +337,9 @@ async def cmd_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     )
     await repo.set_private_ok(rt.db, user.id, True)
     payload = context.args[0] if context.args else ""
-    if payload.startswith("j") and payload[1:].isdigit():
-        row = await repo.get_game(rt.db, int(payload[1:]))
+    join_link = re.fullmatch(r"j([0-9]{1,18})", payload)  # deep link t.me/<bot>?start=j<gid>
+    if join_link:
+        row = await repo.get_game(rt.db, int(join_link.group(1)))
         if row is None or row.status != "lobby":
             await message.reply_text(tr(lang, "alert.lobby_closed"))
             return

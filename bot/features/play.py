@@ -42,12 +42,14 @@ async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     lang = await rt.user_language(query.from_user, update.effective_chat)
     try:
         data = cb.parse(query.data)
-        await query.answer(tr(lang, "afk.welcome_back"))
         await rt.tables.im_back(data.game_id, query.from_user.id)
     except Refused as exc:
         await alert(query, tr(lang, exc.code, **exc.values))
+        return
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
+        return
+    await query.answer(tr(lang, "afk.welcome_back"))  # only once the seat is really back
 
 
 async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
