@@ -41,7 +41,8 @@ from bot.outbox import Outbox, PacedRateLimiter
 from bot.runtime import Runtime, rt_of
 from bot.service import GameService
 from bot.tables import Tables
-from storage import Database, repo
+from bot.updates import PerChatUpdateProcessor
+from storage import Database, StorageUnavailable, repo
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,9 @@ def build_application(
         .token(config.bot_token.get_secret_value())
         .defaults(Defaults(parse_mode=ParseMode.HTML))
         .rate_limiter(rate_limiter or PacedRateLimiter(max_retries=3))
+        .concurrent_updates(PerChatUpdateProcessor())
         .post_init(_post_init)
+        .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
     )
     if config.telegram_base_url:
@@ -94,11 +97,26 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
     if isinstance(limiter, PacedRateLimiter):
         limiter.outbox = outbox
     rt = Runtime(config, db, service, outbox, tables)
-    outbox.on_forbidden = _forbidden_handler(tables)
+    outbox.on_forbidden = tables.forbidden
     outbox.on_migrated = _migrated_handler(rt)
     app.bot_data["rt"] = rt
     await _set_commands(app)
     await tables.resume_all()
+
+
+#: Seconds a graceful stop waits for the pending edits.
+DRAIN_SECONDS = 5.0
+
+
+async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
+    """Updates are no longer handled but the HTTP client is still open: stop the
+    computers, then send what is pending (bounded; a restart redraws the rest)."""
+    rt: Runtime | None = app.bot_data.get("rt")
+    if rt is None:
+        return
+    await rt.tables.close()
+    await rt.outbox.drain(DRAIN_SECONDS)
+    await rt.tables.confirm_delivered(1.0)
 
 
 async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
@@ -106,7 +124,7 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     if rt is None:
         return
     await rt.tables.close()
-    await rt.outbox.drain(5)
+    await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
     await rt.outbox.close()
     await rt.db.close()
 
@@ -127,14 +145,6 @@ async def _set_commands(app: Application) -> None:  # type: ignore[type-arg]
                 log.warning("could not set the command menu for %r", code, exc_info=True)
 
 
-def _forbidden_handler(tables: Tables) -> Any:
-    async def handler(chat_id: int) -> None:
-        if chat_id > 0:
-            await tables.private_forbidden(chat_id)
-
-    return handler
-
-
 def _migrated_handler(rt: Runtime) -> Any:
     async def handler(old: int, new: int) -> None:
         try:
@@ -146,12 +156,16 @@ def _migrated_handler(rt: Runtime) -> Any:
 
 
 async def _on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A user blocked (or unblocked) the bot in private."""
+    """A user blocked (or unblocked) the bot in private; the bot was removed from a group."""
     member = update.my_chat_member
-    if member is None or member.chat.type != ChatType.PRIVATE:
+    if member is None:
         return
     rt = rt_of(context)
     status = member.new_chat_member.status
+    if member.chat.type != ChatType.PRIVATE:
+        if status in (ChatMemberStatus.BANNED, ChatMemberStatus.LEFT):
+            await rt.tables.chat_gone(member.chat.id)
+        return
     if status in (ChatMemberStatus.BANNED, ChatMemberStatus.LEFT):
         await rt.tables.private_forbidden(member.chat.id)
     elif status == ChatMemberStatus.MEMBER:
@@ -176,11 +190,13 @@ async def _tell_user(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     rt: Runtime | None = context.bot_data.get("rt")
     user, chat = update.effective_user, update.effective_chat
     lang = await rt.user_language(user, chat) if rt is not None else "it"
+    storage = isinstance(context.error, StorageUnavailable)
+    text = tr(lang, "storage.not_saved" if storage else "error.generic")
     try:
         if update.callback_query is not None:
-            await update.callback_query.answer(tr(lang, "error.generic"), show_alert=True)
+            await update.callback_query.answer(text, show_alert=True)
         elif update.effective_message is not None and update.effective_message.text:
-            await update.effective_message.reply_text(tr(lang, "error.generic"))
+            await update.effective_message.reply_text(text)
     except Exception:  # the user may be unreachable; the report below still goes out
         log.info("could not tell the user about the error", exc_info=True)
 

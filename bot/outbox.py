@@ -30,7 +30,14 @@ from datetime import timedelta
 from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup, Message
-from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
 from telegram.ext import AIORateLimiter
 
 log = logging.getLogger(__name__)
@@ -41,6 +48,13 @@ _PACED: ContextVar[bool] = ContextVar("outbox_paced", default=False)
 #: The methods Telegram counts against a chat's limits.
 COUNTED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup",
                      "editMessageCaption", "sendPhoto", "sendDocument"})
+#: Attempts of a send that fails with a network error (5xx, timeout, reset).
+SEND_ATTEMPTS = 3
+
+
+def backoff(failures: int, *, first: float = 0.25, cap: float = 8.0) -> float:
+    """Seconds to wait before the next attempt after ``failures`` failures in a row."""
+    return float(min(cap, first * 2 ** max(0, failures - 1)))
 
 
 def _kb_key(kb: InlineKeyboardMarkup | None) -> str:
@@ -57,6 +71,8 @@ class _Chat:
     due: dict[int, float] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     flusher: asyncio.Task[None] | None = None
+    #: Network failures in a row of the edits of each message (for the backoff).
+    failures: dict[int, int] = field(default_factory=dict)
 
 
 class Outbox:
@@ -69,7 +85,7 @@ class Outbox:
         chat_burst: float = 2.0,
         private_burst: float = 1.0,
         window_seconds: float = 60.0,
-        on_forbidden: Callable[[int], Awaitable[None]] | None = None,
+        on_forbidden: Callable[[int, str], Awaitable[None]] | None = None,
         on_migrated: Callable[[int, int], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.bot = bot
@@ -84,6 +100,7 @@ class Outbox:
         self._sent: dict[tuple[int, int], Content] = {}
         self._moved: dict[int, int] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._inflight: set[tuple[int, int]] = set()
         self.stats: Counter[str] = Counter()
         self._closed = False
 
@@ -125,10 +142,12 @@ class Outbox:
 
     def assume_recent_use(self, chat_id: int) -> None:
         """After a restart we cannot know what was sent to a chat in the last minute: assume
-        its budget was in use, i.e. pace it at the steady rate (no burst) for one window."""
+        its budget was in use, i.e. pace it at the steady rate (no burst) for one window.
+        One call is allowed at once: the process was down for longer than 1/rate (so the
+        player in turn gets their buttons back without waiting another interval)."""
         chat = self._chat(chat_id)
         now, n = time.monotonic(), max(1, int(self.group_per_minute))
-        chat.tokens = 0.0
+        chat.tokens = min(1.0, self._burst(chat))
         if chat.is_group:
             step = self.window_seconds / n
             chat.window = deque(now - self.window_seconds + (i + 1) * step for i in range(n))
@@ -178,27 +197,50 @@ class Outbox:
         *,
         thread_id: int | None = None,
     ) -> Message | None:
-        """Send a new message now (waiting for the budget); None if the chat refused."""
+        """Send a new message now (waiting for the budget); None if the chat refused.
+
+        A network error (5xx, timeout, reset) is retried a few times with a backoff, then
+        raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
-        await self._take(chat_id)
-        paced = _PACED.set(True)
-        try:
-            msg = await self.bot.send_message(
-                chat_id, text, reply_markup=kb, message_thread_id=thread_id or None
-            )
-        except ChatMigrated as exc:
-            self._migrated(chat_id, exc.new_chat_id)
-            return await self.send(exc.new_chat_id, text, kb, thread_id=thread_id)
-        except Forbidden:
-            log.info("chat %s refused a message (403)", chat_id)
-            if self.on_forbidden is not None:
-                await self.on_forbidden(chat_id)
-            return None
-        finally:
-            _PACED.reset(paced)
-        self._count(chat_id, "sends")
-        self._sent[(chat_id, msg.message_id)] = (text, _kb_key(kb))
-        return msg
+        for attempt in range(1, SEND_ATTEMPTS + 1):
+            await self._take(chat_id)
+            paced = _PACED.set(True)
+            try:
+                msg = await self.bot.send_message(
+                    chat_id, text, reply_markup=kb, message_thread_id=thread_id or None
+                )
+            except ChatMigrated as exc:
+                self._migrated(chat_id, exc.new_chat_id)
+                return await self.send(exc.new_chat_id, text, kb, thread_id=thread_id)
+            except Forbidden as exc:
+                log.info("chat %s refused a message (403): %s", chat_id, exc)
+                await self._forbidden(chat_id, exc)
+                return None
+            except NetworkError as exc:
+                if attempt == SEND_ATTEMPTS or self._closed:
+                    raise
+                log.warning("send to %s failed (%s): retrying", chat_id, exc)
+                await asyncio.sleep(backoff(attempt, first=0.5))
+                continue
+            finally:
+                _PACED.reset(paced)
+            self._count(chat_id, "sends")
+            self._sent[(chat_id, msg.message_id)] = (text, _kb_key(kb))
+            return msg
+        raise AssertionError("unreachable")
+
+    async def _forbidden(self, chat_id: int, exc: Forbidden) -> None:
+        if self.on_forbidden is not None:
+            await self.on_forbidden(chat_id, str(exc))
+
+    def drop_chat(self, chat_id: int) -> None:
+        """The chat is gone (the bot was removed): forget its pending edits."""
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            chat.desired.clear()
+            chat.due.clear()
+            chat.failures.clear()
+            chat.wake.set()
 
     def edit(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None,
@@ -216,9 +258,23 @@ class Outbox:
         due = time.monotonic() + delay
         chat.due[message_id] = min(due, chat.due.get(message_id, due))
         chat.desired[message_id] = (text, kb)
+        self._wake(chat_id, chat)
+
+    def _wake(self, chat_id: int, chat: _Chat) -> None:
         chat.wake.set()
-        if chat.flusher is None or chat.flusher.done():
+        if not self._closed and (chat.flusher is None or chat.flusher.done()):
             chat.flusher = asyncio.create_task(self._flush(chat_id))
+
+    def _again_later(
+        self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None,
+        delay: float,
+    ) -> None:
+        """Keep a failed edit wanted (unless a newer content is wanted already)."""
+        chat = self._chat(chat_id)
+        if message_id not in chat.desired:
+            chat.desired[message_id] = (text, kb)
+            chat.due[message_id] = time.monotonic() + delay
+            self._wake(chat_id, chat)
 
     async def edit_now(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None
@@ -280,6 +336,7 @@ class Outbox:
         else:
             self._spend(self._chat(chat_id))
         paced = _PACED.set(True)
+        self._inflight.add(key)
         try:
             if self._sent.get(key, ("",))[0] == text:
                 await self.bot.edit_message_reply_markup(chat_id, message_id, reply_markup=kb)
@@ -288,6 +345,7 @@ class Outbox:
                 await self.bot.edit_message_text(text, chat_id, message_id, reply_markup=kb)
                 self._count(chat_id, "edits")
             self._sent[key] = content
+            self._chat(chat_id).failures.pop(message_id, None)
         except BadRequest as exc:
             if "not modified" in str(exc).lower():
                 self._sent[key] = content
@@ -298,18 +356,22 @@ class Outbox:
                 raise
         except ChatMigrated as exc:
             self._migrated(chat_id, exc.new_chat_id)
-        except Forbidden:
-            if self.on_forbidden is not None:
-                await self.on_forbidden(chat_id)
+        except Forbidden as exc:
+            await self._forbidden(chat_id, exc)
         except RetryAfter as exc:
             log.warning("flood control on %s: retry after %s", chat_id, exc.retry_after)
+            self._again_later(chat_id, message_id, text, kb, _seconds(exc.retry_after))
+        except NetworkError as exc:  # 5xx, timeout, reset: still wanted, try again later
             chat = self._chat(chat_id)
-            if message_id not in chat.desired:
-                chat.desired[message_id] = (text, kb)
-                chat.due[message_id] = time.monotonic() + _seconds(exc.retry_after)
+            failures = chat.failures[message_id] = chat.failures.get(message_id, 0) + 1
+            delay = backoff(failures)
+            log.warning("edit of %s/%s failed (%s): retry in %.2fs",
+                        chat_id, message_id, exc, delay)
+            self._again_later(chat_id, message_id, text, kb, delay)
         except TelegramError:
             log.exception("edit of %s/%s failed", chat_id, message_id)
         finally:
+            self._inflight.discard(key)
             _PACED.reset(paced)
 
     def forget(self, chat_id: int, message_id: int) -> None:
@@ -317,6 +379,19 @@ class Outbox:
         chat = self._chat(chat_id)
         chat.desired.pop(message_id, None)
         chat.due.pop(message_id, None)
+        chat.failures.pop(message_id, None)
+
+    def busy(self, chat_id: int) -> bool:
+        """Whether an edit of this chat is wanted or being sent."""
+        chat = self._chats.get(self.resolve(chat_id))
+        return bool(chat is not None and chat.desired) or any(
+            key[0] == chat_id for key in self._inflight
+        )
+
+    async def settled(self, chat_ids: set[int], poll: float = 0.05) -> None:
+        """Wait until every edit wanted in these chats has been sent (or given up)."""
+        while any(self.busy(c) for c in chat_ids):
+            await asyncio.sleep(poll)
 
     def pending(self) -> int:
         """Edits waiting to be sent (all chats)."""

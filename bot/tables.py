@@ -23,7 +23,7 @@ from telegram.ext import Application, ContextTypes, Job
 from bot import players
 from bot.config import Settings
 from bot.i18n import LANGUAGES, tr
-from bot.outbox import Outbox
+from bot.outbox import Outbox, backoff
 from bot.prefs import Prefs
 from bot.render import keyboards as kb
 from bot.render import texts
@@ -45,9 +45,12 @@ from game.events import (
     SmazzataScored,
     TrickWon,
 )
-from storage import Actor, GameRow, SeatRow, repo
+from storage import Actor, GameRow, SeatRow, StorageUnavailable, repo
 
 log = logging.getLogger(__name__)
+
+#: Seconds between two "cannot save" notices in the same group (one per outage).
+STORAGE_NOTICE_SECONDS = 300.0
 
 
 def ui_of(row: GameRow) -> dict[str, Any]:
@@ -78,6 +81,14 @@ class Tables:
         self.outbox = outbox
         self._drivers: dict[int, asyncio.Task[None]] = {}
         self._again: set[int] = set()
+        #: Games whose messages must be redrawn (a render failed) -> failures in a row.
+        self._resync: dict[int, int] = {}
+        #: Groups told that moves cannot be saved -> when (cleared by the next saved move).
+        self._storage_told: dict[int, float] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        #: Versions drawn but not yet delivered -> (version, chats); see :meth:`_confirm`.
+        self._unconfirmed: dict[int, tuple[int, set[int]]] = {}
+        self._confirmers: dict[int, asyncio.Task[None]] = {}
         self._sync_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._closing = False
         self.migration_lock = asyncio.Lock()
@@ -113,16 +124,23 @@ class Tables:
                 raise Refused("alert.stale")
             if game.current_seat() != seat.seat and code != "M":
                 raise Refused("alert.not_your_turn")
-            applied = await self.service.apply(
-                game_id, version, seat.seat, code, "human", user_id, afk="reset"
-            )
+            try:
+                applied = await self.service.apply(
+                    game_id, version, seat.seat, code, "human", user_id, afk="reset"
+                )
+            except StorageUnavailable as exc:
+                self.storage_down(row, exc)
+                raise
+        self.storage_up(row.chat_id)
         self.cancel_timers(game_id)
         return applied
 
     async def after(self, applied: Applied) -> None:
         """Render the change, then let computers move and timers run."""
-        await self.sync(applied.row.game_id, applied.events)
-        self.kick(applied.row.game_id)
+        try:
+            await self.sync(applied.row.game_id, applied.events)
+        finally:
+            self.kick(applied.row.game_id)
 
     # ------------------------------------------------------------------ computer moves
 
@@ -137,10 +155,24 @@ class Tables:
         self._drivers[game_id] = asyncio.create_task(self._drive(game_id), name=f"drive:{game_id}")
 
     async def _drive(self, game_id: int) -> None:
+        failures = 0
         try:
             while True:
                 self._again.discard(game_id)
-                moved = await self._computer_step(game_id)
+                try:
+                    if game_id in self._resync:
+                        await self.sync(game_id)
+                    moved = await self._computer_step(game_id)
+                except StorageUnavailable as exc:  # wait for the database to come back
+                    failures += 1
+                    delay = backoff(failures, first=0.5, cap=10.0)
+                    log.warning("game %s: storage unavailable (%s): retry in %.1fs",
+                                game_id, exc.code, delay)
+                    self._resync.setdefault(game_id, 0)
+                    await self._storage_down_game(game_id, exc)
+                    await asyncio.sleep(delay)
+                    continue
+                failures = 0
                 if moved:
                     continue
                 if game_id not in self._again:
@@ -188,12 +220,14 @@ class Tables:
                 players.choose, level, game_id * 100003 + version, game.view(seat_no)
             )
             try:
-                return await self.service.apply(
+                applied = await self.service.apply(
                     game_id, version, seat_no, action.code, actor, None, afk=afk
                 )
             except Refused as exc:
                 log.error("computer move %s refused in game %s: %s", action, game_id, exc.code)
                 return None
+        self.storage_up(row.chat_id)
+        return applied
 
     # ------------------------------------------------------------------ timers
 
@@ -250,7 +284,18 @@ class Tables:
         if seat is None or not seat.is_human or seat_no is None:
             return
         # the strike (and "away" at the second one) is written with the move, or not at all
-        applied = await self.computer_move(game_id, version, seat_no, "timeout", afk="strike")
+        try:
+            applied = await self.computer_move(
+                game_id, version, seat_no, "timeout", afk="strike"
+            )
+        except StorageUnavailable as exc:  # try again a little later
+            log.warning("game %s: timeout move not saved (%s)", game_id, exc.code)
+            self.storage_down(row, exc)
+            jq = self.app.job_queue
+            if jq is not None and not self._closing:
+                jq.run_once(self._timeout_job, 5.0, data={"game_id": game_id, "version": version},
+                            name=f"turn:{game_id}")
+            return
         if applied is None:
             return
         key = "afk.away" if applied.went_away else "afk.timeout"
@@ -315,15 +360,97 @@ class Tables:
                 text = tr(seat_language(seat, lang), "table.cancelled")
                 self.outbox.edit(seat.user_id, int(mid), text, None)
 
+    async def chat_gone(self, chat_id: int) -> None:
+        """The bot was removed from a group: its lobby / running games end as cancelled
+        (the data stays: finished smazzate keep their scores); timers, computers and
+        pending edits of that chat stop."""
+        self.outbox.drop_chat(chat_id)
+        for row in await repo.list_unfinished_games(self.db):
+            if row.chat_id != chat_id:
+                continue
+            async with self.service.lock(row.game_id):
+                fresh = await repo.get_game(self.db, row.game_id)
+                if fresh is None or not fresh.is_active:
+                    continue
+                await repo.set_status(self.db, row.game_id, "cancelled",
+                                      expected_status=fresh.status)
+            log.warning("bot removed from chat %s: game %s cancelled", chat_id, row.game_id)
+            self.cancel_timers(row.game_id)
+            self._resync.pop(row.game_id, None)
+            task = self._drivers.pop(row.game_id, None)
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+            if fresh.status == "playing":
+                self._hands_cancelled(fresh)
+        self.outbox.drop_chat(chat_id)
+
+    def _hands_cancelled(self, row: GameRow) -> None:
+        lang = prefs_of(row).language
+        for seat_key, mid in (ui_of(row).get("hands") or {}).items():
+            seat = row.seat(int(seat_key))
+            if seat is not None and seat.user_id is not None:
+                text = tr(seat_language(seat, lang), "table.cancelled")
+                self.outbox.edit(seat.user_id, int(mid), text, None)
+
+    async def forbidden(self, chat_id: int, reason: str) -> None:
+        """A 403 from Telegram: a user blocked the bot, or the bot left a group."""
+        if chat_id > 0:
+            await self.private_forbidden(chat_id)
+        elif "kicked" in reason.lower() or "not a member" in reason.lower():
+            self.background(self.chat_gone(chat_id))
+
+    def background(self, coro: Any) -> None:
+        """Run ``coro`` on its own (it may cancel the task that asked for it)."""
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_failure)
+
+    # ------------------------------------------------------------------ storage outages
+
+    def storage_down(self, row: GameRow, exc: StorageUnavailable) -> None:
+        """Moves of this game cannot be saved: tell its group once per outage."""
+        now = time.monotonic()
+        told = self._storage_told.get(row.chat_id)
+        if told is not None and now - told < STORAGE_NOTICE_SECONDS:
+            return
+        self._storage_told[row.chat_id] = now
+        log.warning("chat %s: moves cannot be saved (%s)", row.chat_id, exc.code)
+        text = tr(prefs_of(row).language, "storage.group_paused")
+        self.background(self.announce(row, text))
+
+    async def _storage_down_game(self, game_id: int, exc: StorageUnavailable) -> None:
+        try:
+            row = await repo.get_game(self.db, game_id)
+        except StorageUnavailable:
+            return
+        if row is not None:
+            self.storage_down(row, exc)
+
+    def storage_up(self, chat_id: int) -> None:
+        """A move of this chat was saved: the outage (if any) is over."""
+        self._storage_told.pop(chat_id, None)
+
     async def announce(self, row: GameRow, text: str) -> None:
         await self.outbox.send(row.chat_id, text, thread_id=row.thread_id)
 
     # ------------------------------------------------------------------ rendering
 
     async def sync(self, game_id: int, events: Sequence[Event] = ()) -> None:
-        """Bring every message of the game in line with the stored state (serialised)."""
+        """Bring every message of the game in line with the stored state (serialised).
+
+        If Telegram or the database fails meanwhile, a redraw is scheduled (backoff)."""
         async with self._sync_locks[game_id]:
-            await self._sync(game_id, events)
+            try:
+                await self._sync(game_id, events)
+            except (TelegramError, StorageUnavailable) as exc:
+                failures = self._resync[game_id] = self._resync.get(game_id, 0) + 1
+                delay = backoff(failures, first=1.0, cap=30.0)
+                log.warning("redraw of game %s failed (%s): again in %.0fs", game_id, exc, delay)
+                if not self._closing:
+                    asyncio.get_running_loop().call_later(delay, self.kick, game_id)
+            else:
+                self._resync.pop(game_id, None)
 
     async def _sync(self, game_id: int, events: Sequence[Event]) -> None:
         row = await repo.get_game(self.db, game_id)
@@ -347,6 +474,16 @@ class Tables:
             changes.update({"table": None, "hands": None})
             ui.pop("table", None)
             ui.pop("hands", None)
+        try:
+            await self._render(row, game, ui, changes, names, lang, style, chat_id)
+        finally:  # what was sent is remembered even if a later send failed
+            if changes:
+                await repo.patch_ui(self.db, game_id, changes)
+
+    async def _render(
+        self, row: GameRow, game: Game, ui: dict[str, Any], changes: dict[str, Any],
+        names: list[str], lang: str, style: str, chat_id: int,
+    ) -> None:
         posted = int(ui.get("scored", 0))
         if game.scored_count > posted:
             results = await self._results(row, game, posted)
@@ -354,6 +491,7 @@ class Tables:
                 over = game.is_over() and i == game.scored_count
                 text = texts.result_text(lang, style, result, names, over=over)
                 await self.outbox.send(chat_id, text, thread_id=row.thread_id)
+                changes["scored"] = i
             changes["scored"] = game.scored_count
         if game.is_over():
             if not ui.get("over") and game.final is not None:
@@ -367,9 +505,38 @@ class Tables:
             await self._render_table(row, game, ui, changes, names, lang)
             await self._render_hands(row, game, ui, changes, names, lang)
         if ui.get("rv") != row.version:
-            changes["rv"] = row.version
-        if changes:
-            await repo.patch_ui(self.db, game_id, changes)
+            chats = {chat_id} | {s.user_id for s in row.seats if s.user_id is not None}
+            self._rendered(row.game_id, row.version, chats)
+
+    def _rendered(self, game_id: int, version: int, chats: set[int]) -> None:
+        """The messages of ``version`` are queued: record it (``ui["rv"]``) once the outbox
+        has delivered them, so that a restart redraws exactly the games it must."""
+        self._unconfirmed[game_id] = (version, chats)
+        task = self._confirmers.get(game_id)
+        if task is None or task.done():
+            self._confirmers[game_id] = asyncio.create_task(self._confirm(game_id))
+
+    async def _confirm(self, game_id: int) -> None:
+        while (pending := self._unconfirmed.get(game_id)) is not None:
+            version, chats = pending
+            await self.outbox.settled(chats)
+            if self._unconfirmed.get(game_id) != pending:
+                continue  # redrawn meanwhile: wait for the newer content
+            del self._unconfirmed[game_id]
+            try:
+                await repo.patch_ui(self.db, game_id, {"rv": version})
+            except StorageUnavailable as exc:  # a restart redraws it: harmless
+                log.warning("could not record the drawn version of %s: %s", game_id, exc)
+
+    async def confirm_delivered(self, timeout: float) -> None:
+        """At a graceful stop, after the outbox drained: record what was delivered."""
+        tasks = [t for t in self._confirmers.values() if not t.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[SmazzataScored]:
         """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""
@@ -437,7 +604,6 @@ class Tables:
         now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
         several moves become one edit (the outbox also keeps each chat under 1 call/s)."""
         hands: dict[str, int] = dict(ui.get("hands") or {})
-        new_hands = False
         for seat in row.seats:
             if not seat.is_human or seat.user_id is None:
                 continue
@@ -458,12 +624,10 @@ class Tables:
                 msg = await self.outbox.send(seat.user_id, text, markup)
                 if msg is not None:
                     hands[str(seat.seat)] = msg.message_id
-                    new_hands = True
+                    changes["hands"] = hands
             else:
                 delay = 0.0 if urgent else self.private_lazy_seconds
                 self.outbox.edit(seat.user_id, int(mid), text, markup, delay=delay)
-        if new_hands:
-            changes["hands"] = hands
 
     async def resend_hand(self, user_id: int) -> bool:
         """/mano: send the player's hand message again (the old one is deleted, so the
@@ -490,21 +654,24 @@ class Tables:
     # ------------------------------------------------------------------ lifecycle
 
     async def resume_all(self) -> None:
-        """After a restart: re-render every running game, re-arm timers, resume computers."""
+        """After a restart: re-render every running game, re-arm timers, resume computers.
+
+        ``ui["rv"]`` is the last version whose messages were *delivered*: the games whose
+        edits were queued or in flight when the process stopped are redrawn."""
         for row in await repo.list_unfinished_games(self.db):
             if row.status != "playing":
                 continue
             self.outbox.assume_recent_use(row.chat_id)
             try:
-                if ui_of(row).get("rv") != row.version:  # stopped before rendering
+                if ui_of(row).get("rv") != row.version:
                     await self.sync(row.game_id, [])
-                self.kick(row.game_id)
             except Exception:
                 log.exception("could not resume game %s", row.game_id)
+            self.kick(row.game_id)
 
     async def close(self) -> None:
         self._closing = True
-        tasks = [t for t in self._drivers.values() if not t.done()]
+        tasks = [t for t in (*self._drivers.values(), *self._background) if not t.done()]
         for t in tasks:
             t.cancel()
         if tasks:
@@ -517,6 +684,11 @@ def _job_data(context: ContextTypes.DEFAULT_TYPE) -> dict[str, int]:
     if not isinstance(data, dict):
         raise TypeError(f"unexpected job data {data!r}")
     return data
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background task failed", exc_info=task.exception())
 
 
 def over_event(events: Sequence[Event]) -> MatchOver | None:

@@ -8,8 +8,9 @@ import itertools
 import time
 from typing import Any
 
+import pytest
 from telegram import Chat, Message
-from telegram.error import ChatMigrated
+from telegram.error import ChatMigrated, NetworkError
 
 from bot.outbox import Outbox
 
@@ -102,4 +103,49 @@ async def test_migrated_group_sends_go_to_the_new_id_and_old_edits_stop() -> Non
     assert [(c[1], c[2], c[3]) for c in bot.calls] == [
         ("send", -1005, "result"), ("send", -1005, "next")
     ]
+    await box.close()
+
+
+class FlakyBot(RecordingBot):
+    """Fails the first ``failures`` calls of each kind with a network error (5xx)."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.left = {"send": failures, "edit": failures}
+
+    def _maybe_fail(self, kind: str) -> None:
+        if self.left[kind] > 0:
+            self.left[kind] -= 1
+            self.calls.append((time.monotonic(), f"failed {kind}", 0, None))
+            raise NetworkError("Bad Gateway")
+
+    async def send_message(self, chat_id: int, text: str, **kwargs: Any) -> Message:
+        self._maybe_fail("send")
+        return await super().send_message(chat_id, text, **kwargs)
+
+    async def edit_message_text(self, text: str, chat_id: int, message_id: int, **kw: Any) -> None:
+        self._maybe_fail("edit")
+        await super().edit_message_text(text, chat_id, message_id, **kw)
+
+
+async def test_an_edit_that_failed_with_a_network_error_is_retried_with_backoff() -> None:
+    bot = FlakyBot(failures=3)
+    box = outbox(bot)
+    await box.edit_now(7, 1, "your turn")  # fails: kept wanted, retried by the flusher
+    await box.drain(5)
+    kinds = [c[1] for c in bot.calls]
+    assert kinds == ["failed edit"] * 3 + ["edit"] and bot.calls[-1][3] == "your turn"
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(bot.calls)]
+    assert gaps[1] > gaps[0] * 1.5  # backing off
+    assert box.pending() == 0
+    await box.close()
+
+
+async def test_a_send_that_failed_with_a_network_error_is_retried_a_few_times() -> None:
+    box = outbox(FlakyBot(failures=2))
+    msg = await box.send(7, "table")
+    assert msg is not None and msg.text == "table"
+    box = outbox(FlakyBot(failures=10))
+    with pytest.raises(NetworkError):  # bounded: the caller schedules a redraw
+        await box.send(7, "table")
     await box.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from telegram import Update
+from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot import callbacks as cb
@@ -12,12 +13,13 @@ from bot.features.common import alert, private_only_reply
 from bot.i18n import tr
 from bot.runtime import is_group, rt_of
 from bot.service import Refused
+from storage import StorageUnavailable
 
 log = logging.getLogger(__name__)
 
 
 async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Parse -> apply through the service -> answer -> render in the background."""
+    """Parse -> apply through the service -> render in the background -> answer."""
     query, rt = update.callback_query, rt_of(context)
     assert query is not None
     lang = await rt.user_language(query.from_user, update.effective_chat)
@@ -32,8 +34,15 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
         return
-    await query.answer()
+    except StorageUnavailable:  # nothing saved; the group is told by Tables
+        await alert(query, tr(lang, "storage.not_saved"))
+        return
+    # the move is stored: render it whatever happens to the answer
     context.application.create_task(rt.tables.after(applied), update=update)
+    try:
+        await query.answer()
+    except TelegramError as exc:
+        log.warning("could not answer the press of %s: %s", query.from_user.id, exc)
 
 
 async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

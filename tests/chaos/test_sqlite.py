@@ -31,15 +31,6 @@ time.sleep(float(sys.argv[2]))
 conn.execute("COMMIT")
 """
 
-NOT_TOLD = (
-    "bot bug: a write that fails with StorageUnavailable (disk full / read-only) in a "
-    "button handler reaches the generic error handler: the player gets '😵 Qualcosa è "
-    "andato storto' (nothing about saving) and the group is not told that the game is "
-    "paused; catch StorageUnavailable in bot/features/play.py on_action (and the other "
-    "handlers / Tables drivers): alert 'non riesco a salvare la mossa, riprova' and post "
-    "one message in the group (once per outage)"
-)
-
 
 class NotTold(AssertionError):
     """The storage failure was not explained to the player and the group."""
@@ -157,7 +148,6 @@ async def storage_outage(
     return missing
 
 
-@pytest.mark.xfail(strict=True, raises=NotTold, reason=NOT_TOLD)
 async def test_disk_full_then_freed(tg: Any, tmp_path: Path,
                                     caplog: pytest.LogCaptureFixture) -> None:
     with small_disk(tmp_path / "disk") as disk:
@@ -181,7 +171,6 @@ async def test_disk_full_then_freed(tg: Any, tmp_path: Path,
         raise NotTold("; ".join(missing))
 
 
-@pytest.mark.xfail(strict=True, raises=NotTold, reason=NOT_TOLD)
 async def test_read_only_database_then_writable(chaos: Chaos) -> None:
     """``PRAGMA query_only`` on the bot's connection: every write fails with SQLite's
     read-only error, as when the file or its directory becomes read-only."""

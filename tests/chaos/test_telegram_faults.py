@@ -18,24 +18,6 @@ from storage import repo
 from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
 from tests.chaos.conftest import Chaos
 
-LOST_AFTER = (
-    "bot bug: bot/features/play.py on_action awaits query.answer() before scheduling "
-    "rt.tables.after(applied); when the answer fails (5xx, reset, timeout, query too old) "
-    "the move is already stored but the table is never re-rendered and the computers are "
-    "never kicked, so the match stops"
-)
-LOST_EDIT = (
-    "bot bug: bot/outbox.py Outbox._edit drops an edit that failed with a NetworkError "
-    "(5xx/timeout/reset: `except TelegramError: log.exception`) instead of keeping it "
-    "desired and retrying; when it was the keyboard of the player in turn, the match stops"
-)
-LOST_SEND = (
-    "bot bug: a failed sendMessage of the table message (5xx) propagates out of "
-    "Tables.sync() (bot/outbox.py Outbox.send only catches ChatMigrated/Forbidden), so "
-    "lobby.start() never reaches rt.tables.kick() and nothing re-sends the table: no "
-    "auction buttons, the computers never move"
-)
-
 
 class Stalled(AssertionError):
     """The match stopped moving (nobody typed anything to help it)."""
@@ -95,7 +77,6 @@ async def test_429_retry_after_is_obeyed_and_the_match_finishes(chaos: Chaos) ->
 # ------------------------------------------------------------------------------ 5xx, resets
 
 
-@pytest.mark.xfail(strict=True, raises=Stalled, reason=LOST_AFTER)
 @pytest.mark.parametrize("kind", ["500", "reset"])
 async def test_failed_callback_answer_does_not_stop_the_match(chaos: Chaos, kind: str) -> None:
     table = await chaos.table(1)
@@ -106,7 +87,6 @@ async def test_failed_callback_answer_does_not_stop_the_match(chaos: Chaos, kind
     assert len(fault.hits) == 1
 
 
-@pytest.mark.xfail(strict=True, raises=Stalled, reason=LOST_EDIT)
 async def test_failed_edit_of_the_keyboard_in_turn_is_retried(chaos: Chaos) -> None:
     table = await chaos.table(1)
     human = table.humans[0]
@@ -148,7 +128,6 @@ async def test_failed_edit_of_the_keyboard_in_turn_is_retried(chaos: Chaos) -> N
     await finish(chaos, table)
 
 
-@pytest.mark.xfail(strict=True, raises=Stalled, reason=LOST_SEND)
 async def test_failed_send_of_the_table_message_is_retried(chaos: Chaos) -> None:
     table = await chaos.table(1, start=False)
     faults = []
@@ -220,12 +199,6 @@ async def test_player_who_blocks_the_bot_is_replaced_and_the_group_told(
 # ------------------------------------------------------------------------------ kicked
 
 
-@pytest.mark.xfail(strict=True, raises=Stalled, reason=(
-    "bot bug: bot/app.py _on_my_chat_member returns early for non-private chats and the "
-    "Outbox's on_forbidden handler ignores chat ids < 0: when the bot is removed from a "
-    "group its game stays 'playing' forever, the computers keep moving and every render "
-    "gets 403"
-))
 async def test_bot_removed_from_the_group_ends_that_game_cleanly(chaos: Chaos) -> None:
     table = await chaos.table(1)
     other = await chaos.table(1)
