@@ -23,7 +23,10 @@ TABLES = 20
 KILLS = 3
 FAST_BOT = {"GROUP_MESSAGES_PER_MINUTE": "1000"}
 #: A human whose buttons do not come for this long types /mano (counted: see below).
-RESCUE_AFTER = 3.0
+#: A stuck table never redraws; a slow one (private chats paced at 1 edit per 1.25 s, 20
+#: tables, a restart that must assume every chat's budget is spent) can take a few seconds
+#: on a loaded 2-core runner, which is latency, not a lost table.
+RESCUE_AFTER = 8.0
 
 
 class NotResumed(AssertionError):

@@ -263,7 +263,10 @@ async def test_monte_al_buio_in_mano(tg: Any, tmp_path: Path) -> None:
         await check_scores(table)
         texts = "\n".join(group_texts(tg, table.group))
         assert "ha mandato a monte" in texts
-        assert "Briscola al buio" in texts  # the suit stayed secret during trick 1
+        # The suit stayed secret in every rendering of trick 1 the group saw (fast players
+        # may coalesce trick 1 away entirely: the outbox only draws the latest state).
+        trick_one = [t for t in group_texts(tg, table.group) if "Mano 1/8" in t]
+        assert all("Briscola al buio" in t and "Briscola: " not in t for t in trick_one)
         assert game.last_score is not None and game.last_score.in_mano
         assert "Si è chiamato in mano" in texts
     finally:
