@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import itertools
 import random
 
 import pytest
@@ -20,20 +19,9 @@ from game.players.random_player import RandomPlayer
 from game.players.search import SearchPlayer
 from game.simulate import pick
 from game.view import View
+from tests.core.helpers import ALL_COMBINATIONS
 
-BOOL_OPTIONS = (
-    "monte",
-    "chiamata_obbligata",
-    "a_carichi",
-    "al_buio",
-    "in_mano",
-    "follow_suit",
-    "tie_goes_to_caller",
-)
-ALL_COMBOS = [
-    dict(zip(BOOL_OPTIONS, values, strict=True))
-    for values in itertools.product((False, True), repeat=len(BOOL_OPTIONS))
-]
+ALL_COMBOS = ALL_COMBINATIONS
 
 
 def small_search(seed: int) -> SearchPlayer:

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable
 
 from game import Game, TableOptions, parse_action, parse_card
 from game.events import Event
+
+#: The on/off table options; ALL_COMBINATIONS is every one of their 128 combinations.
+BOOLEAN_OPTIONS = (
+    "monte",
+    "chiamata_obbligata",
+    "a_carichi",
+    "al_buio",
+    "in_mano",
+    "follow_suit",
+    "tie_goes_to_caller",
+)
+ALL_COMBINATIONS = [
+    dict(zip(BOOLEAN_OPTIONS, values, strict=True))
+    for values in itertools.product((False, True), repeat=len(BOOLEAN_OPTIONS))
+]
 
 
 def cards(text: str) -> list[int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
 from hypothesis import given, settings
@@ -11,20 +10,7 @@ from hypothesis import strategies as st
 from game import ACTIONS, Game, IllegalAction, TableOptions
 from game.cards import CARD_POINTS
 from game.events import CardPlayed, Dealt, PartnerRevealed, SmazzataScored, TrickWon, TrumpRevealed
-
-BOOLEAN_OPTIONS = (
-    "monte",
-    "chiamata_obbligata",
-    "a_carichi",
-    "al_buio",
-    "in_mano",
-    "follow_suit",
-    "tie_goes_to_caller",
-)
-ALL_COMBINATIONS = [
-    dict(zip(BOOLEAN_OPTIONS, values, strict=True))
-    for values in itertools.product((False, True), repeat=len(BOOLEAN_OPTIONS))
-]
+from tests.core.helpers import ALL_COMBINATIONS
 
 
 def oracle_winner(plays: list[int], trump: int | None) -> int:
