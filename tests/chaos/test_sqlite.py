@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,37 +17,11 @@ from storage import LATEST_VERSION, Database, ScoreDelta, migrations, repo
 from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
 from tests.chaos.conftest import Chaos
 from tests.conftest import make_bot
-
-LOCKER = r"""
-import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute(
-    "INSERT OR REPLACE INTO users (user_id, first_name, updated_at) VALUES (424242, 'locker', 0)"
-)
-print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
-conn.execute("COMMIT")
-"""
+from tests.test_storage_locking import lock_held_by_other_process
 
 
 class NotTold(AssertionError):
     """The storage failure was not explained to the player and the group."""
-
-
-@contextlib.contextmanager
-def locked_by_other_process(path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen([sys.executable, "-c", LOCKER, str(path), str(seconds)],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 async def turn_in_play(table: SimTable) -> tuple[int, Any]:
@@ -66,7 +39,7 @@ async def test_database_locked_by_another_process_loses_no_move(chaos: Chaos) ->
     path = chaos.db.target.path
     assert path is not None
     loop = asyncio.get_running_loop()
-    with locked_by_other_process(path, 1.5) as proc:
+    with lock_held_by_other_process(path, 1.5) as proc:
         t0 = loop.time()
         await table.play(deadline=t0 + 10, presses=1)
         press = table.presses[-1]

@@ -166,10 +166,7 @@ def feature_policy(view: View, rng: random.Random) -> str:
             return "K"
         return "P"
     if view.phase == "declaration":
-        rank = view.contract_rank
-        mine = [c for c in legal if rank is not None and
-                "cdsb".index(c[1]) * 10 + rank in view.hand]
-        return (mine or legal)[0]
+        return suit_in_mano(view, legal)
     return rng.choice(legal)
 
 
@@ -217,6 +214,13 @@ def find_monte_seed(options: Any) -> int:
     raise AssertionError("no seed")
 
 
+def suit_in_mano(view: View, legal: list[str]) -> str:
+    """Declare a suit whose called card is in the hand (in mano) when one is legal."""
+    rank = view.contract_rank
+    mine = [c for c in legal if rank is not None and "cdsb".index(c[1]) * 10 + rank in view.hand]
+    return (mine or legal)[0]
+
+
 def buio_policy(view: View, rng: random.Random) -> str:
     """Monte when possible; then a rank call of a held rank, declared in mano."""
     legal = list(view.legal)
@@ -230,10 +234,7 @@ def buio_policy(view: View, rng: random.Random) -> str:
                     return code
         return "P"
     if view.phase == "declaration":
-        rank = view.contract_rank
-        mine = [c for c in legal if rank is not None and
-                "cdsb".index(c[1]) * 10 + rank in view.hand]
-        return (mine or legal)[0]
+        return suit_in_mano(view, legal)
     return rng.choice(legal)
 
 
