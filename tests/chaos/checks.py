@@ -6,11 +6,13 @@ through the pure game core from the stored seed.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
-from bench.sim import Press
+from bench.sim import Press, SimTable
 from game import Game, parse_action
 from storage import Database, Executor, GameRow, repo
 
@@ -51,7 +53,9 @@ async def check_acknowledged(db: Executor, presses: Iterable[Press]) -> int:
             entry = log.get(press.version + 1)
             assert entry is not None, f"acknowledged {press} lost"
             assert (entry.actor, entry.user_id, entry.code) == (
-                "human", press.user_id, press.code,
+                "human",
+                press.user_id,
+                press.code,
             ), f"acknowledged {press} but the log has {entry}"
         for entry in log.values():
             if entry.actor == "human":
@@ -84,3 +88,13 @@ async def check_scoreboard(db: Database, chat_id: int) -> None:
     assert {s.user_id: s.total for s in board} == dict(totals)
     assert {s.user_id: s.matches for s in board} == dict(matches)
     assert {s.user_id: s.smazzate for s in board} == dict(smazzate)
+
+
+async def turn_in_play(table: SimTable) -> tuple[int, Any]:
+    """Play until a human is in turn in the play phase; (version, that user)."""
+    loop = asyncio.get_running_loop()
+    version, user = await table.human_turn()
+    while (await table.state())[1].phase.value != "play":  # type: ignore[union-attr]
+        await table.play(deadline=loop.time() + 10, presses=1)
+        version, user = await table.human_turn(after=version)
+    return version, user

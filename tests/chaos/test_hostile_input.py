@@ -11,10 +11,10 @@ import asyncio
 import random
 from typing import Any
 
-from bench.sim import SimTable, find_button_message
+from bench.sim import find_button_message
 from game import card_code
 from storage import Database, repo
-from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
+from tests.chaos.checks import check_acknowledged, check_scoreboard, replay, turn_in_play
 from tests.chaos.conftest import SEED, Chaos
 
 TABLES = ("games", "seats", "actions", "scores", "smazzata_results", "chats")
@@ -44,16 +44,6 @@ async def quiet(chaos: Chaos, seconds: float = 0.3) -> None:
     )
     await chaos.bot.rt.outbox.drain(5)
     await chaos.tg.idle(quiet=seconds, timeout=10)
-
-
-async def turn_in_play(table: SimTable) -> tuple[int, Any]:
-    """Play until a human is in turn in the play phase; (version, that user)."""
-    loop = asyncio.get_running_loop()
-    version, user = await table.human_turn()
-    while (await table.state())[1].phase.value != "play":  # type: ignore[union-attr]
-        await table.play(deadline=loop.time() + 10, presses=1)
-        version, user = await table.human_turn(after=version)
-    return version, user
 
 
 async def test_forged_and_random_callback_data_change_nothing(chaos: Chaos) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from bench.sim import SimTable
 from storage import LATEST_VERSION, Database, ScoreDelta, migrations, repo
-from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
+from tests.chaos.checks import check_acknowledged, check_scoreboard, replay, turn_in_play
 from tests.chaos.conftest import Chaos
 from tests.conftest import make_bot
 from tests.test_storage_locking import lock_held_by_other_process
@@ -22,15 +22,6 @@ from tests.test_storage_locking import lock_held_by_other_process
 
 class NotTold(AssertionError):
     """The storage failure was not explained to the player and the group."""
-
-
-async def turn_in_play(table: SimTable) -> tuple[int, Any]:
-    loop = asyncio.get_running_loop()
-    version, user = await table.human_turn()
-    while (await table.state())[1].phase.value != "play":  # type: ignore[union-attr]
-        await table.play(deadline=loop.time() + 10, presses=1)
-        version, user = await table.human_turn(after=version)
-    return version, user
 
 
 async def test_database_locked_by_another_process_loses_no_move(chaos: Chaos) -> None:
@@ -63,8 +54,11 @@ async def test_database_locked_by_another_process_loses_no_move(chaos: Chaos) ->
 def small_disk(where: Path, megabytes: int = 16) -> Iterator[Path]:
     """A tmpfs of a few MB (root only: CI and the dev machines run as root)."""
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs",
-                           str(where)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {done.stderr.strip()}")
     try:
@@ -84,9 +78,7 @@ def fill(disk: Path) -> Path:
     return ballast
 
 
-async def storage_outage(
-    chaos: Chaos, table: SimTable, break_it: Any, fix_it: Any
-) -> list[str]:
+async def storage_outage(chaos: Chaos, table: SimTable, break_it: Any, fix_it: Any) -> list[str]:
     """A human presses while the database cannot be written, then again once fixed.
     Returns what the bot failed to explain (for `NotTold`)."""
     version, _ = await turn_in_play(table)
@@ -106,8 +98,7 @@ async def storage_outage(
     missing = []
     if "salv" not in answer.text.lower():
         missing.append(f"the alert does not say the move was not saved: {answer.text!r}")
-    told = [m for m in table.group.messages.values()
-            if m.from_bot and m.message_id > group_before]
+    told = [m for m in table.group.messages.values() if m.from_bot and m.message_id > group_before]
     if not told:
         missing.append("nothing was said in the group")
     await fix_it()
@@ -121,8 +112,9 @@ async def storage_outage(
     return missing
 
 
-async def test_disk_full_then_freed(tg: Any, tmp_path: Path,
-                                    caplog: pytest.LogCaptureFixture) -> None:
+async def test_disk_full_then_freed(
+    tg: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with small_disk(tmp_path / "disk") as disk:
         bot = await make_bot(tg, disk / "bot.db").start()
         try:
@@ -175,8 +167,9 @@ async def test_old_schema_is_migrated_on_start_and_keeps_its_data(
     group = tg.add_group("Vecchio tavolo", [player, veteran], admins=[player])
     async with old.transaction() as tx:
         await repo.upsert_user(tx, veteran.id, "Veterano")
-        await repo.apply_score_deltas(tx, group.id, [ScoreDelta(veteran.id, "Veterano", 7, True,
-                                                                True)])
+        await repo.apply_score_deltas(
+            tx, group.id, [ScoreDelta(veteran.id, "Veterano", 7, True, True)]
+        )
     await old.close()
 
     bot = await make_bot(tg, path).start()
@@ -196,8 +189,11 @@ async def test_old_schema_is_migrated_on_start_and_keeps_its_data(
         seat = row.seat_of(player.id)
         assert seat is not None and board[player.id].total == game.totals[seat.seat]
         await player.send(group, "/classifica")
-        await table.until(lambda: any("Veterano" in m.content for m in group.messages.values()
-                                      if m.from_bot), 5, "the leaderboard")
+        await table.until(
+            lambda: any("Veterano" in m.content for m in group.messages.values() if m.from_bot),
+            5,
+            "the leaderboard",
+        )
         assert not chaos.problems(), chaos.problems()
     finally:
         await bot.stop()
