@@ -73,6 +73,7 @@ class Figures:
     echo_p95: float = 0.0
     echo_p99: float = 0.0
     echo_updates: int = 0
+    slowest: list[str] = field(default_factory=list)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -178,6 +179,14 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
             figures.p95 = percentile(latencies, 95)
             figures.p99 = percentile(latencies, 99)
             figures.max_age = max(ages, default=0.0)
+            for u in sorted(handled, key=lambda u: u.age or 0.0, reverse=True)[: args.slowest]:
+                body = u.payload.get(u.kind) or {}
+                what = body.get("data") or body.get("text") or ""
+                figures.slowest.append(
+                    f"{u.kind} chat {u.chat_id} {str(what)[:40]!r}: age {u.age or 0:.2f} s, "
+                    f"offered after {(u.offered_at or u.created_at) - u.created_at:.2f} s, "
+                    f"latency {u.latency or 0:.2f} s"
+                )
             figures.older_than_2s = sum(1 for a in ages if a > 2.0)
             figures.lost = len(measured) - len(handled)
             figures.cpu_per_update = (cpu1 - cpu0) / max(1, len(handled))
@@ -310,6 +319,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--grace", type=float, default=30,
                         help="seconds after the window for late updates to be handled")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--slowest", type=int, default=0,
+                        help="also print the N oldest updates of the window (diagnosis)")
     parser.add_argument("--no-flood", action="store_true",
                         help="the fake server does not enforce Telegram's flood limits")
     parser.add_argument("--log-level", default="INFO", help="LOG_LEVEL of the bot")
@@ -327,6 +338,8 @@ async def main_async(args: argparse.Namespace) -> None:
                   f"{args.seconds:.0f} s measured, then the echo bot ...", file=sys.stderr)
             results.append(await run_bot(args, tables, workdir))
             print(report(results[-1:], args), file=sys.stderr)
+            for line in results[-1].slowest:
+                print("  slow: " + line, file=sys.stderr)
     print(report(results, args))
 
 

@@ -15,7 +15,7 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from bot.prefs import Prefs
@@ -48,6 +48,8 @@ class Refused(Exception):
 #: Consecutive turns left to time out before a computer plays a seat ("away").
 AWAY_AFTER = 2
 AfkChange = Literal["reset", "strike"]
+#: Finds (and checks) the seat acting in the stored game; raises :class:`Refused`.
+SeatCheck = Callable[[GameRow, Game], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +104,16 @@ class GameService:
 
     # ------------------------------------------------------------------ loading
 
+    async def fetch(self, game_id: int) -> GameRow | None:
+        """The stored game, or None.  Its snapshot is not read (None) when the cached game
+        is at the stored version: :meth:`game_of` returns the cached one."""
+        cached = self._cache.get(game_id)
+        return await repo.get_game(
+            self.db, game_id, snapshot_unless_version=-1 if cached is None else cached.version
+        )
+
     async def row(self, game_id: int) -> GameRow:
-        row = await repo.get_game(self.db, game_id)
+        row = await self.fetch(game_id)
         if row is None:
             raise Refused("alert.no_game")
         return row
@@ -113,7 +123,7 @@ class GameService:
         cached = self._cache.get(row.game_id)
         if cached is not None and cached.version == row.version:
             return cached
-        if row.snapshot_json is None:
+        if row.snapshot_json is None:  # not started (or read without it, then forgotten)
             raise Refused("alert.no_game")
         game = Game.from_json(row.snapshot_json)
         self._cache[row.game_id] = game
@@ -131,7 +141,7 @@ class GameService:
         self,
         game_id: int,
         expected_version: int,
-        seat: int,
+        seat: int | SeatCheck,
         code: str,
         actor: Actor,
         user_id: int | None = None,
@@ -140,44 +150,62 @@ class GameService:
     ) -> Applied:
         """Verify and apply one action; persist it in one transaction. Caller holds lock.
 
+        Read, checks and writes are one transaction and one trip to the database thread
+        (:meth:`storage.Database.run_transaction`), so a click is stored quickly however
+        busy the event loop is with redraws. ``seat``: the seat acting, or a
+        :data:`SeatCheck` that finds it in the stored game (raising :class:`Refused`).
         ``afk="strike"`` (a timeout) adds a strike to the seat and, at :data:`AWAY_AFTER`,
         marks it away; ``afk="reset"`` (the human acted) clears the strikes. Both are
         written in the action's transaction: a refused action changes nothing."""
-        row, game = await self.load(game_id)
-        if row.version != expected_version:
-            raise Refused("alert.stale")
+
+        async def transaction(tx: Executor) -> Applied:
+            cached = self._cache.get(game_id)
+            row = await repo.get_game(
+                tx, game_id, snapshot_unless_version=-1 if cached is None else cached.version
+            )
+            if row is None:
+                raise Refused("alert.no_game")
+            if row.status != "playing":
+                raise Refused("alert.not_playing")
+            game = self.game_of(row)
+            seat_no = seat(row, game) if callable(seat) else seat
+            if row.version != expected_version:
+                raise Refused("alert.stale")
+            try:
+                action = game.verify(seat_no, parse_action(code))
+            except IllegalAction as exc:
+                raise Refused("reason." + exc.code) from None
+            work = game.clone()
+            events = work.apply(seat_no, action)
+            seat_row = row.seat(seat_no)
+            before = seat_row.afk_strikes if seat_row is not None else 0
+            strikes = before + 1 if afk == "strike" else 0 if afk == "reset" else before
+            went_away = (
+                afk == "strike" and seat_row is not None and not seat_row.away
+                and strikes >= AWAY_AFTER
+            )
+            away = {seat_no} if went_away else set()
+            deadline = turn_deadline(match_prefs(row).turn_timeout, row.seats, work, away)
+            snapshot = work.to_json()
+            await repo.record_action(
+                tx, game_id, expected_version, seat_no, action.code, actor, user_id,
+                snapshot, "finished" if work.is_over() else None, turn_deadline=deadline,
+            )
+            if seat_row is not None and strikes != before:
+                await repo.set_afk_strikes(tx, game_id, seat_no, strikes)
+            if went_away:
+                await repo.set_seat_away(tx, game_id, seat_no, True)
+            await self._record_scores(tx, row, events)
+            fresh = _row_after(row, work, snapshot, tx.now(), deadline, seat_no, strikes,
+                               went_away)
+            return Applied(fresh, work, seat_no, action.code, events, strikes, went_away)
+
         try:
-            action = game.verify(seat, parse_action(code))
-        except IllegalAction as exc:
-            raise Refused("reason." + exc.code) from None
-        work = game.clone()
-        events = work.apply(seat, action)
-        seat_row = row.seat(seat)
-        before = seat_row.afk_strikes if seat_row is not None else 0
-        strikes = before + 1 if afk == "strike" else 0 if afk == "reset" else before
-        went_away = (
-            afk == "strike" and seat_row is not None and not seat_row.away
-            and strikes >= AWAY_AFTER
-        )
-        away = {seat} if went_away else set()
-        deadline = turn_deadline(match_prefs(row).turn_timeout, row.seats, work, away)
-        try:
-            async with self.db.transaction() as tx:
-                await repo.record_action(
-                    tx, game_id, expected_version, seat, action.code, actor, user_id,
-                    work.to_json(), "finished" if work.is_over() else None,
-                    turn_deadline=deadline,
-                )
-                if seat_row is not None and strikes != before:
-                    await repo.set_afk_strikes(tx, game_id, seat, strikes)
-                if went_away:
-                    await repo.set_seat_away(tx, game_id, seat, True)
-                await self._record_scores(tx, row, events)
+            applied = await self.db.run_transaction(transaction)
         except (StaleVersion, StatusConflict):
             raise Refused("alert.stale") from None
-        self._cache[game_id] = work
-        fresh = await self.row(game_id)
-        return Applied(fresh, work, seat, action.code, events, strikes, went_away)
+        self._cache[game_id] = applied.game  # only once committed
+        return applied
 
     async def _record_scores(self, tx: Executor, row: GameRow, events: list[Event]) -> None:
         humans = {s.seat: s for s in row.seats if s.is_human and s.user_id is not None}
@@ -232,6 +260,25 @@ class GameService:
 
     def forget(self, game_id: int) -> None:
         self._cache.pop(game_id, None)
+
+
+def _row_after(
+    row: GameRow, work: Game, snapshot: str, now: int, deadline: float | None, seat_no: int,
+    strikes: int, went_away: bool,
+) -> GameRow:
+    """The row as :meth:`GameService.apply` stored it, without reading it back."""
+    over = work.is_over()
+    seats = tuple(
+        replace(s, afk_strikes=strikes, away=s.away or went_away)
+        if s.seat == seat_no else s
+        for s in row.seats
+    )
+    return replace(
+        row, version=row.version + 1, snapshot_json=snapshot, updated_at=now,
+        status="finished" if over else row.status,
+        finished_at=now if over else row.finished_at,
+        turn_deadline=None if over else deadline, seats=seats,
+    )
 
 
 def _result_json(ev: SmazzataScored) -> str:

@@ -45,7 +45,7 @@ from game.events import (
     SmazzataScored,
     TrickWon,
 )
-from storage import Actor, GameRow, SeatRow, StorageUnavailable, repo
+from storage import Actor, GameRow, SeatRow, StorageUnavailable, repo, urgent
 
 log = logging.getLogger(__name__)
 
@@ -112,9 +112,10 @@ class Tables:
     async def human_action(self, game_id: int, version: int, user_id: int, code: str) -> Applied:
         """Apply a button press of a player; raise :class:`Refused` (nothing changed).
 
-        The caller answers the query, then renders with :meth:`after`."""
-        async with self.service.lock(game_id):
-            row, game = await self.service.load(game_id)
+        The caller answers the query, then renders with :meth:`after`. The press goes
+        before any waiting background database work (:func:`storage.urgent`)."""
+
+        def seat_of_player(row: GameRow, game: Game) -> int:
             seat = row.seat_of(user_id)
             if seat is None:
                 raise Refused("alert.not_seated")
@@ -124,14 +125,17 @@ class Tables:
                 raise Refused("alert.stale")
             if game.current_seat() != seat.seat and code != "M":
                 raise Refused("alert.not_your_turn")
+            return seat.seat
+
+        async with self.service.lock(game_id), urgent():
             try:
                 applied = await self.service.apply(
-                    game_id, version, seat.seat, code, "human", user_id, afk="reset"
+                    game_id, version, seat_of_player, code, "human", user_id, afk="reset"
                 )
             except StorageUnavailable as exc:
-                self.storage_down(row, exc)
+                await self._storage_down_game(game_id, exc)
                 raise
-        self.storage_up(row.chat_id)
+        self.storage_up(applied.row.chat_id)
         self.cancel_timers(game_id)
         return applied
 
@@ -184,7 +188,7 @@ class Tables:
 
     async def _computer_step(self, game_id: int) -> bool:
         """If a computer (or an away human) is in turn, make one move. True if it moved."""
-        row = await repo.get_game(self.db, game_id)
+        row = await self.service.fetch(game_id)
         if row is None or row.status != "playing":
             return False
         game = self.service.game_of(row)
@@ -207,7 +211,7 @@ class Tables:
         afk: AfkChange | None = None,
     ) -> Applied | None:
         async with self.service.lock(game_id):
-            row = await repo.get_game(self.db, game_id)
+            row = await self.service.fetch(game_id)
             if row is None or row.status != "playing" or row.version != version:
                 return None
             game = self.service.game_of(row)
@@ -258,7 +262,7 @@ class Tables:
 
     async def _remind_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         data = _job_data(context)
-        row = await repo.get_game(self.db, data["game_id"])
+        row = await self.service.fetch(data["game_id"])
         if row is None or row.status != "playing" or row.version != data["version"]:
             return
         game = self.service.game_of(row)
@@ -275,7 +279,7 @@ class Tables:
         await self.timeout(data["game_id"], data["version"])
 
     async def timeout(self, game_id: int, version: int) -> None:
-        row = await repo.get_game(self.db, game_id)
+        row = await self.service.fetch(game_id)
         if row is None or row.status != "playing" or row.version != version:
             return
         game = self.service.game_of(row)
@@ -369,7 +373,7 @@ class Tables:
             if row.chat_id != chat_id:
                 continue
             async with self.service.lock(row.game_id):
-                fresh = await repo.get_game(self.db, row.game_id)
+                fresh = await self.service.fetch(row.game_id)
                 if fresh is None or not fresh.is_active:
                     continue
                 await repo.set_status(self.db, row.game_id, "cancelled",
@@ -421,7 +425,7 @@ class Tables:
 
     async def _storage_down_game(self, game_id: int, exc: StorageUnavailable) -> None:
         try:
-            row = await repo.get_game(self.db, game_id)
+            row = await self.service.fetch(game_id)
         except StorageUnavailable:
             return
         if row is not None:
@@ -453,10 +457,13 @@ class Tables:
                 self._resync.pop(game_id, None)
 
     async def _sync(self, game_id: int, events: Sequence[Event]) -> None:
-        row = await repo.get_game(self.db, game_id)
-        if row is None or row.status not in ("playing", "finished") or row.snapshot_json is None:
+        row = await self.service.fetch(game_id)
+        if row is None or row.status not in ("playing", "finished"):
             return
-        game = self.service.game_of(row)
+        try:
+            game = self.service.game_of(row)
+        except Refused:  # never started
+            return
         ui = ui_of(row)
         changes: dict[str, Any] = {}
         prefs = prefs_of(row)

@@ -10,7 +10,7 @@ Knows nothing about Telegram or the game rules: it stores ints, strings and JSON
 """
 
 from . import migrations, repo
-from .db import Database, DatabaseTarget, Executor, Transaction, parse_database_url
+from .db import Database, DatabaseTarget, Executor, Transaction, parse_database_url, urgent
 from .errors import (
     ActiveGameExists,
     Conflict,
@@ -142,4 +142,5 @@ __all__ = [
     "take_free_seat",
     "update_ui",
     "upsert_user",
+    "urgent",
 ]

@@ -14,7 +14,9 @@ Concurrency model
 -----------------
 There is a single connection.  An :class:`asyncio.Lock` gives a transaction exclusive use
 of it, so statements of two tasks never interleave inside one transaction; statements
-run outside a transaction wait for the running transaction to finish.  Inside
+run outside a transaction wait for the running transaction to finish.  Work done inside
+``async with urgent():`` (a player's move, waited for by a person) is served before any
+other waiting work, so background redraws never queue in front of a click.  Inside
 ``async with db.transaction()``, calls made *by the same task* on ``db`` itself (instead
 of ``tx``) join the running transaction rather than dead-locking, and a nested
 ``transaction()`` becomes a SAVEPOINT.  Other processes are kept out by SQLite's own
@@ -32,7 +34,16 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +54,10 @@ import aiosqlite
 
 from .errors import StorageError, StorageUnavailable, translate_sqlite_error
 
-__all__ = ["Database", "DatabaseTarget", "Executor", "Params", "Transaction", "parse_database_url"]
+__all__ = [
+    "Database", "DatabaseTarget", "Executor", "Params", "Transaction", "parse_database_url",
+    "urgent",
+]
 
 log = logging.getLogger("storage.db")
 
@@ -94,6 +108,67 @@ class Executor(Protocol):
 _CURRENT_TX: contextvars.ContextVar[Transaction | None] = contextvars.ContextVar(
     "storage_current_tx", default=None
 )
+
+
+#: Set in a task whose database work a person is waiting for (see :func:`urgent`).
+_URGENT: contextvars.ContextVar[bool] = contextvars.ContextVar("storage_urgent", default=False)
+
+
+@asynccontextmanager
+async def urgent() -> AsyncIterator[None]:
+    """Inside this block the current task's statements and transactions go before any
+    waiting background work (they still wait for the statement or transaction running)."""
+    token = _URGENT.set(True)
+    try:
+        yield
+    finally:
+        _URGENT.reset(token)
+
+
+class PriorityLock:
+    """An :class:`asyncio.Lock` whose waiters from :func:`urgent` blocks are woken first
+    (first come, first served within each class)."""
+
+    def __init__(self) -> None:
+        self._locked = False
+        self._waiters: tuple[deque[asyncio.Future[None]], deque[asyncio.Future[None]]] = (
+            deque(), deque()
+        )
+
+    def locked(self) -> bool:
+        return self._locked
+
+    async def acquire(self) -> None:
+        if not self._locked and not any(self._waiters):
+            self._locked = True
+            return
+        queue = self._waiters[0 if _URGENT.get() else 1]
+        waiter = asyncio.get_running_loop().create_future()
+        queue.append(waiter)
+        try:
+            await waiter  # release() hands the lock over: _locked stays True
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed over, then cancelled
+                self.release()
+            else:
+                with suppress(ValueError):  # release() may have dropped it already
+                    queue.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        for queue in self._waiters:
+            while queue:
+                waiter = queue.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)
+                    return
+        self._locked = False
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
 
 
 # --------------------------------------------------------------------------- url parsing
@@ -225,6 +300,106 @@ class Transaction:
             self._depth -= 1
 
 
+#: What aiosqlite raises (as ValueError) for a closed connection.
+_AIOSQLITE_CLOSED = frozenset({"Connection closed", "no active connection"})
+
+
+class _ThreadTransaction:
+    """The executor of :meth:`Database.run_transaction`: it runs *inside* the database
+    thread, so every statement executes at once on the sqlite3 connection and its
+    coroutines finish without ever suspending."""
+
+    __slots__ = ("_db", "_depth", "_raw")
+
+    def __init__(self, db: Database, raw: sqlite3.Connection) -> None:
+        self._db = db
+        self._raw = raw
+        self._depth = 0
+
+    def now(self) -> int:
+        return self._db.now()
+
+    def _run(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
+        try:
+            return self._raw.execute(sql, params)
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, _short(sql)) from e
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        return int(self._run(sql, params).rowcount)
+
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+        try:
+            return int(self._raw.executemany(sql, seq_of_params).rowcount)
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, _short(sql)) from e
+
+    async def fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        try:
+            return list(self._run(sql, params).fetchall())
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, _short(sql)) from e
+
+    async def fetchrow(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        rows = await self.fetch(sql, params)
+        return rows[0] if rows else None
+
+    async def fetchval(self, sql: str, params: Params = (), column: int = 0) -> Any:
+        row = await self.fetchrow(sql, params)
+        return None if row is None else row[column]
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[_ThreadTransaction]:
+        """Nested transaction: a SAVEPOINT, rolled back alone if the block raises."""
+        self._depth += 1
+        name = f"sp_{self._depth}"
+        try:
+            self._run(f"SAVEPOINT {name}")
+            try:
+                yield self
+            except BaseException:
+                if self._raw.in_transaction:  # see Transaction.transaction
+                    try:
+                        self._run(f"ROLLBACK TO {name}")
+                        self._run(f"RELEASE {name}")
+                    except StorageError as e:
+                        log.error("ROLLBACK TO %s failed: %s", name, e)
+                raise
+            else:
+                self._run(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+
+def _run_body(
+    db: Database, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]]
+) -> T:
+    """In the database thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
+    ROLLBACK and re-raise)."""
+    if raw.in_transaction:  # leftover of a failed rollback; never keep it
+        raw.rollback()
+    tx = _ThreadTransaction(db, raw)
+    tx._run("BEGIN IMMEDIATE")
+    try:
+        coro = body(tx)
+        try:
+            coro.send(None)
+        except StopIteration as stop:
+            result: T = stop.value
+        else:
+            coro.close()
+            raise RuntimeError("run_transaction: the body awaited something other than tx")
+        tx._run("COMMIT")
+    except BaseException:
+        try:
+            if raw.in_transaction:
+                raw.rollback()
+        except sqlite3.Error as e:
+            log.error("ROLLBACK failed: %s", e)
+        raise
+    return result
+
+
 # --------------------------------------------------------------------------- database
 
 
@@ -250,7 +425,7 @@ class Database:
         self.lock_retries = lock_retries
         self.retry_delay = retry_delay
         self.clock = clock
-        self._lock = asyncio.Lock()
+        self._lock = PriorityLock()
         self._closed = False
 
     # ---------------------------------------------------------------- lifecycle
@@ -436,6 +611,33 @@ class Database:
                     _CURRENT_TX.reset(token)
                 except ValueError:  # pragma: no cover - finalised in another context
                     _CURRENT_TX.set(None)
+
+    async def run_transaction(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+        """Run ``body(tx)`` as one transaction in a single trip to the database thread.
+
+        Same effect as ``async with db.transaction() as tx: return await body(tx)``, but
+        the connection is held for one trip instead of one per statement, which matters
+        when the event loop is busy: ``body`` may only await ``tx`` (the repository
+        functions), nothing else.  Retried like BEGIN while another process holds the
+        database (nothing of a failed attempt is kept)."""
+        if self._joinable() is not None:
+            raise StorageError("run_transaction inside a transaction", code="misuse")
+
+        async def attempt() -> T:
+            self._check_open()
+            try:
+                # aiosqlite runs the function in its thread with the sqlite3 connection
+                result: T = await self._conn._execute(  # type: ignore[no-untyped-call]
+                    _run_body, self, self._conn._conn, body
+                )
+                return result
+            except ValueError as e:
+                if str(e) not in _AIOSQLITE_CLOSED:  # the body's own error
+                    raise
+                raise self._translate(e, "transaction") from e
+
+        async with self._lock:
+            return await self._with_retries(attempt, "transaction")
 
     async def _begin(self) -> None:
         if self._conn.in_transaction:  # leftover of a failed rollback; never keep it

@@ -18,7 +18,6 @@ are atomic in both cases.  JSON arguments are text; they are checked to be valid
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -115,65 +114,63 @@ def _status(value: str) -> GameStatus:
 
 _GAME_COLUMNS = """
     g.game_id, g.chat_id, g.thread_id, g.status, g.creator_id, g.settings_json, g.seed,
-    g.version, g.snapshot_json, g.ui_json, g.turn_deadline, g.created_at, g.updated_at,
-    g.finished_at,
-    s.seat AS s_seat, s.kind AS s_kind, s.user_id AS s_user_id,
-    s.display_name AS s_display_name, s.language_code AS s_language_code,
-    s.computer_level AS s_computer_level, s.afk_strikes AS s_afk_strikes, s.away AS s_away
+    g.version, g.ui_json, g.turn_deadline, g.created_at, g.updated_at, g.finished_at,
+    (SELECT json_group_array(json_array(s.seat, s.kind, s.user_id, s.display_name,
+            s.language_code, s.computer_level, s.afk_strikes, s.away))
+     FROM seats AS s WHERE s.game_id = g.game_id) AS seats_json
 """
 
 
-async def _select_games(ex: Executor, where: str, params: Sequence[Any]) -> list[GameRow]:
-    """Games matching ``where`` (on alias ``g``) with their seats, in one query so the
-    result is a consistent snapshot."""
+async def _select_games(
+    ex: Executor, where: str, params: Sequence[Any], *, snapshot_unless_version: int = -1
+) -> list[GameRow]:
+    """Games matching ``where`` (on alias ``g``) with their seats, one row per game in one
+    query, so the result is a consistent snapshot.  The snapshot JSON (the largest column)
+    is left out (None) when the game is at ``snapshot_unless_version``."""
     rows = await ex.fetch(
-        f"SELECT {_GAME_COLUMNS} FROM games AS g "
-        f"LEFT JOIN seats AS s ON s.game_id = g.game_id "
-        f"WHERE {where} ORDER BY g.game_id, s.seat",
-        params,
+        f"SELECT {_GAME_COLUMNS}, "
+        f"CASE WHEN g.version = ? THEN NULL ELSE g.snapshot_json END AS snapshot_json "
+        f"FROM games AS g WHERE {where} ORDER BY g.game_id",
+        (snapshot_unless_version, *params),
     )
-    games: list[GameRow] = []
-    seats: dict[int, list[SeatRow]] = {}
-    heads: dict[int, sqlite3.Row] = {}
-    for r in rows:
-        gid = r["game_id"]
-        if gid not in heads:
-            heads[gid] = r
-            seats[gid] = []
-        if r["s_seat"] is not None:
-            seats[gid].append(
-                SeatRow(
-                    seat=r["s_seat"],
-                    kind=r["s_kind"],
-                    user_id=r["s_user_id"],
-                    display_name=r["s_display_name"],
-                    language_code=r["s_language_code"],
-                    computer_level=r["s_computer_level"],
-                    afk_strikes=r["s_afk_strikes"],
-                    away=bool(r["s_away"]),
-                )
-            )
-    for gid, r in heads.items():
-        games.append(
-            GameRow(
-                game_id=gid,
-                chat_id=r["chat_id"],
-                thread_id=r["thread_id"],
-                status=r["status"],
-                creator_id=r["creator_id"],
-                settings_json=r["settings_json"],
-                seed=r["seed"],
-                version=r["version"],
-                snapshot_json=r["snapshot_json"],
-                ui_json=r["ui_json"],
-                turn_deadline=r["turn_deadline"],
-                created_at=r["created_at"],
-                updated_at=r["updated_at"],
-                finished_at=r["finished_at"],
-                seats=tuple(seats[gid]),
-            )
+    return [
+        GameRow(
+            game_id=r["game_id"],
+            chat_id=r["chat_id"],
+            thread_id=r["thread_id"],
+            status=r["status"],
+            creator_id=r["creator_id"],
+            settings_json=r["settings_json"],
+            seed=r["seed"],
+            version=r["version"],
+            snapshot_json=r["snapshot_json"],
+            ui_json=r["ui_json"],
+            turn_deadline=r["turn_deadline"],
+            created_at=r["created_at"],
+            updated_at=r["updated_at"],
+            finished_at=r["finished_at"],
+            seats=_seats_of(r["seats_json"]),
         )
-    return games
+        for r in rows
+    ]
+
+
+def _seats_of(seats_json: str) -> tuple[SeatRow, ...]:
+    seats = [
+        SeatRow(
+            seat=seat,
+            kind=kind,
+            user_id=user_id,
+            display_name=display_name,
+            language_code=language_code,
+            computer_level=computer_level,
+            afk_strikes=afk_strikes,
+            away=bool(away),
+        )
+        for seat, kind, user_id, display_name, language_code, computer_level, afk_strikes, away
+        in json.loads(seats_json)
+    ]
+    return tuple(sorted(seats, key=lambda s: s.seat))
 
 
 async def _require_status(ex: Executor, game_id: int, expected: str | tuple[str, ...]) -> None:
@@ -291,9 +288,15 @@ async def create_lobby(
     return int(game_id)
 
 
-async def get_game(ex: Executor, game_id: int) -> GameRow | None:
-    """A game with its seats, or None."""
-    games = await _select_games(ex, "g.game_id = ?", (game_id,))
+async def get_game(
+    ex: Executor, game_id: int, *, snapshot_unless_version: int = -1
+) -> GameRow | None:
+    """A game with its seats, or None.  ``snapshot_unless_version``: a version of the game
+    the caller already has in memory; at that version ``snapshot_json`` is not read (None).
+    """
+    games = await _select_games(
+        ex, "g.game_id = ?", (game_id,), snapshot_unless_version=snapshot_unless_version
+    )
     return games[0] if games else None
 
 
@@ -479,25 +482,32 @@ async def update_ui(ex: Executor, game_id: int, ui_json: str) -> None:
 
 async def patch_ui(ex: Executor, game_id: int, changes: Mapping[str, Any]) -> str:
     """Atomically merge top-level keys into the UI JSON object (a value of None deletes
-    the key).  Return the new JSON text."""
-    async with ex.transaction() as tx:
-        current = await tx.fetchval("SELECT ui_json FROM games WHERE game_id = ?", (game_id,))
-        if current is None:
-            raise GameNotFound(game_id)
-        data = json.loads(current)
-        if not isinstance(data, dict):
-            data = {}
-        for key, value in changes.items():
-            if value is None:
-                data.pop(key, None)
-            else:
-                data[key] = value
-        new = json.dumps(data, separators=(",", ":"), sort_keys=True)
-        await tx.execute(
-            "UPDATE games SET ui_json = ?, updated_at = ? WHERE game_id = ?",
-            (new, tx.now(), game_id),
-        )
-    return new
+    the key).  Return the new JSON text.  One statement (it is written after every
+    redraw, so it must not hold the connection for a read-modify-write round trip)."""
+    expr, params = "CASE WHEN json_type(ui_json) = 'object' THEN ui_json ELSE '{}' END", []
+    removed = [k for k, v in changes.items() if v is None]
+    if removed:
+        expr = f"json_remove({expr}{', ?' * len(removed)})"
+        params += [_ui_path(k) for k in removed]
+    kept = [(k, v) for k, v in changes.items() if v is not None]
+    if kept:
+        expr = f"json_set({expr}{', ?, json(?)' * len(kept)})"
+        for key, value in kept:
+            params += [_ui_path(key), json.dumps(value, separators=(",", ":"))]
+    rows = await ex.fetch(
+        f"UPDATE games SET ui_json = {expr}, updated_at = ? WHERE game_id = ? "
+        "RETURNING ui_json",
+        (*params, ex.now(), game_id),
+    )
+    if not rows:
+        raise GameNotFound(game_id)
+    return str(rows[0][0])
+
+
+def _ui_path(key: str) -> str:
+    if not key or not all(c.isalnum() or c == "_" for c in key):
+        raise ValueError(f"bad UI key {key!r}")
+    return f'$."{key}"'
 
 
 async def set_status(

@@ -18,7 +18,7 @@ CHAT = -1001234
 
 @pytest.fixture
 async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await Database.open(tmp_path / "service.db")
+    database = await Database.open(tmp_path / "service.db", clock=lambda: 1_800_000_000.0)
     yield database
     await database.close()
 
@@ -70,11 +70,13 @@ async def test_timeout_strike_is_written_with_the_move(
 
     applied = await service.apply(gid, version, other, code, "timeout", afk="strike")
     assert (applied.strikes, applied.went_away) == (2, True)
+    assert applied.row == await repo.get_game(db, gid)  # the row is what was stored
     assert applied.row.seat(other).away and applied.row.version == version + 1  # type: ignore[union-attr]
 
     version, third, code = await in_turn(service, gid)
     await repo.set_afk_strikes(db, gid, third, 1)
     applied = await service.apply(gid, version, third, code, "human", 100 + third, afk="reset")
+    assert applied.row == await repo.get_game(db, gid)
     assert applied.strikes == 0 and applied.row.seat(third).afk_strikes == 0  # type: ignore[union-attr]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from telegram import Chat, Message, Update
+from telegram import CallbackQuery, Chat, Message, Update, User
 
 from bot.updates import PerChatUpdateProcessor
 
@@ -35,3 +35,43 @@ async def test_chats_run_concurrently_but_each_chat_in_order() -> None:
     await asyncio.gather(*tasks)
     assert log[3:] == [("end", 1), ("start", 2), ("end", 2)]
     assert processor._locks == {}  # nothing kept once a chat is idle
+
+
+def button_update(update_id: int, chat_id: int, user_id: int, data: str) -> Update:
+    chat = Chat(chat_id, "group" if chat_id < 0 else "private")
+    message = Message(update_id, None, chat, text="table")  # type: ignore[arg-type]
+    user = User(user_id, f"U{user_id}", False)
+    return Update(update_id, callback_query=CallbackQuery(str(update_id), user, "i", message,
+                                                          data=data))
+
+
+async def test_game_buttons_are_ordered_per_game_not_behind_the_chat() -> None:
+    processor = PerChatUpdateProcessor(8)
+    log: list[tuple[str, int]] = []
+    release = asyncio.Event()
+
+    async def handle(update_id: int, slow: bool) -> None:
+        log.append(("start", update_id))
+        if slow:
+            await release.wait()
+        log.append(("end", update_id))
+
+    updates = [
+        (message_update(1, -100), True),  # a lobby command waiting for the group's budget
+        (button_update(2, -100, 7, "a:12:3:rA"), True),  # a bid of game 12 in that group
+        (button_update(3, 7, 7, "a:12:4:P"), False),  # then a press of game 12 in private
+        (button_update(4, 8, 8, "a:13:0:P"), False),  # another game
+    ]
+    tasks = []
+    for update, slow in updates:
+        coroutine = handle(update.update_id, slow)
+        tasks.append(asyncio.create_task(processor.process_update(update, coroutine)))
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.05)
+    # the bid did not wait for the group's message; game 12's second press waits for its
+    # first (another chat, same game); game 13 was not held up
+    assert log == [("start", 1), ("start", 2), ("start", 4), ("end", 4)]
+    release.set()
+    await asyncio.gather(*tasks)
+    assert log.index(("end", 2)) < log.index(("start", 3))
+    assert processor._locks == {}

@@ -7,9 +7,11 @@ with a second process and read-only / full databases.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from storage import (
     LATEST_VERSION,
     ActiveGameExists,
     Database,
+    Executor,
     GameNotFound,
     IntegrityViolation,
     SchemaTooNew,
@@ -33,6 +36,7 @@ from storage import (
     migrations,
     parse_database_url,
     repo,
+    urgent,
 )
 
 BIG_USER = 2**40 + 7
@@ -379,6 +383,116 @@ async def test_transactions_of_two_tasks_do_not_interleave(db: Database) -> None
     assert await db.fetchval("SELECT first_name FROM users WHERE user_id = 1") == "10"
 
 
+async def test_run_transaction_commits_or_rolls_back_as_a_whole(db: Database) -> None:
+    async def body(tx: Executor) -> str:
+        await repo.upsert_user(tx, 1, "Anna")
+        async with tx.transaction() as savepoint:  # nested: a savepoint, as in record_action
+            await repo.upsert_user(savepoint, 2, "Bruno")
+        with contextlib.suppress(StorageError):
+            async with tx.transaction() as savepoint:  # a failed savepoint alone is undone
+                await repo.upsert_user(savepoint, 3, "Carla")
+                await savepoint.execute("INSERT INTO no_such_table VALUES (1)")
+        return str(await tx.fetchval("SELECT COUNT(*) FROM users"))
+
+    assert await db.run_transaction(body) == "2"
+    assert await repo.get_user(db, 2) is not None and await repo.get_user(db, 3) is None
+
+    class Refusal(Exception):
+        pass
+
+    async def refused(tx: Executor) -> None:
+        await repo.upsert_user(tx, 4, "Dario")
+        raise Refusal  # e.g. a move found illegal after reading the game
+
+    with pytest.raises(Refusal):
+        await db.run_transaction(refused)
+    assert await repo.get_user(db, 4) is None
+
+    async def waits_for_something_else(tx: Executor) -> None:
+        await repo.upsert_user(tx, 5, "Elena")
+        await asyncio.sleep(0)  # not allowed: the body runs in the database thread
+
+    with pytest.raises(RuntimeError):
+        await db.run_transaction(waits_for_something_else)
+    assert await repo.get_user(db, 5) is None
+    with pytest.raises(GameNotFound):  # the repository's own errors come through as they are
+        await db.run_transaction(
+            lambda tx: repo.record_action(tx, 999, 0, 0, "P", "human", 1, SNAP)
+        )
+    with pytest.raises(ValueError):
+        await db.run_transaction(lambda tx: repo.patch_ui(tx, 1, {"bad key": 1}))
+    await repo.upsert_user(db, 6, "Fabio")  # the connection is fine afterwards
+    await db.close()
+    with pytest.raises(StorageUnavailable) as ei:
+        await db.run_transaction(lambda tx: repo.upsert_user(tx, 7, "Gino"))
+    assert ei.value.code == "closed"
+
+
+async def test_urgent_work_goes_before_waiting_background_work(db: Database) -> None:
+    inside, release = asyncio.Event(), asyncio.Event()
+    order: list[str] = []
+
+    async def running() -> None:
+        async with db.transaction():
+            inside.set()
+            await release.wait()
+        order.append("running")
+
+    async def write(name: str, *, is_urgent: bool = False) -> None:
+        if is_urgent:
+            async with urgent():
+                await repo.upsert_user(db, len(order) + 10, name)
+        else:
+            await repo.upsert_user(db, len(order) + 10, name)
+        order.append(name)
+
+    first = asyncio.create_task(running())
+    await inside.wait()
+    waiting = []
+    for name, is_urgent in (("redraw 1", False), ("redraw 2", False), ("click 1", True),
+                            ("redraw 3", False), ("click 2", True)):
+        waiting.append(asyncio.create_task(write(name, is_urgent=is_urgent)))
+        await asyncio.sleep(0.005)  # queued on the lock in this order
+    release.set()
+    await asyncio.gather(first, *waiting)
+    # the running transaction finishes first; then the clicks (in their order), then the rest
+    assert order == ["running", "click 1", "click 2", "redraw 1", "redraw 2", "redraw 3"]
+
+
+async def test_cancelled_waiter_does_not_keep_the_lock(db: Database) -> None:
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def running() -> None:
+        async with db.transaction():
+            inside.set()
+            await release.wait()
+
+    first = asyncio.create_task(running())
+    await inside.wait()
+    gone = asyncio.create_task(repo.upsert_user(db, 1, "gone"))
+    await asyncio.sleep(0.01)
+    gone.cancel()
+    release.set()
+    await first
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    await asyncio.wait_for(repo.upsert_user(db, 2, "next"), 1.0)  # the lock is free
+    assert await repo.get_user(db, 1) is None
+
+
+async def test_get_game_skips_the_snapshot_the_caller_has(db: Database) -> None:
+    gid = await _playing_game(db)
+    async with db.transaction() as tx:
+        await repo.record_action(tx, gid, 0, 0, "P", "human", 1, '{"n": 1}')
+    full = await repo.get_game(db, gid)
+    assert full is not None and full.snapshot_json == '{"n": 1}' and full.version == 1
+    same = await repo.get_game(db, gid, snapshot_unless_version=1)
+    assert same is not None and same.snapshot_json is None
+    assert same == replace(full, snapshot_json=None)  # everything else is read
+    older = await repo.get_game(db, gid, snapshot_unless_version=0)
+    assert older == full  # the caller's copy is old: the snapshot comes
+
+
 # --------------------------------------------------------------------------- games
 
 
@@ -512,6 +626,14 @@ async def test_ui_json(db: Database) -> None:
     game = await repo.get_game(db, gid)
     assert game is not None
     assert json.loads(game.ui_json) == {"table_msg": 11, "hands": {"1": 12}}
+    # a value replaces the key's old value (objects are not merged); deleting a key that
+    # is not there and setting several keys at once work in one call
+    new = await repo.patch_ui(db, gid, {"hands": {"2": 13}, "rv": 7, "gone": None, "s": "x"})
+    assert json.loads(new) == {"table_msg": 11, "hands": {"2": 13}, "rv": 7, "s": "x"}
+    with pytest.raises(ValueError):  # keys are plain names, never JSON paths
+        await repo.patch_ui(db, gid, {'a"].b': 1})
+    with pytest.raises(GameNotFound):
+        await repo.patch_ui(db, 999, {"rv": 1})
     with pytest.raises(ValueError):
         await repo.update_ui(db, gid, "{not json")
     with pytest.raises(GameNotFound):

@@ -69,6 +69,11 @@ async def test_write_waits_for_other_process_lock(tmp_path: Path) -> None:
             t0 = time.monotonic()
             await repo.upsert_user(db, 2, "Bruno")  # autocommit statement waits too
             assert time.monotonic() - t0 >= 0.2
+        with lock_held_by_other_process(path, 0.4):
+            t0 = time.monotonic()
+            await db.run_transaction(lambda tx: repo.upsert_user(tx, 3, "Carla"))  # and this
+            assert time.monotonic() - t0 >= 0.2
+            assert (await repo.get_user(db, 3)) is not None
         # both processes' writes are there
         assert (await repo.get_user(db, 424242)) is not None
         assert (await repo.get_user(db, 2)) is not None
@@ -209,11 +214,12 @@ async def test_disk_full_gives_storage_unavailable(tmp_path: Path) -> None:
                 await repo.save_chat_settings(tx, -1, "it", "{}")
                 await repo.update_ui(tx, gid, huge)
         assert ei.value.code == "disk_full"
-        # same inside a savepoint (patch_ui nests one): the original error surfaces
+        # same inside a savepoint: the original error surfaces
         with pytest.raises(StorageUnavailable) as ei:
             async with db.transaction() as tx:
                 await repo.save_chat_settings(tx, -1, "it", "{}")
-                await repo.patch_ui(tx, gid, {"big": "y" * 200_000})
+                async with tx.transaction() as savepoint:
+                    await repo.patch_ui(savepoint, gid, {"big": "y" * 200_000})
         assert ei.value.code == "disk_full"
         # nothing of the failed transactions is left, and the database still works
         assert await repo.get_chat_settings(db, -1) is None
