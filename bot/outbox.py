@@ -101,6 +101,8 @@ class Outbox:
         self._moved: dict[int, int] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._inflight: set[tuple[int, int]] = set()
+        #: Set (and replaced) whenever an edit finished: wakes :meth:`settled` waiters.
+        self._progress = asyncio.Event()
         self.stats: Counter[str] = Counter()
         self._closed = False
 
@@ -373,6 +375,8 @@ class Outbox:
         finally:
             self._inflight.discard(key)
             _PACED.reset(paced)
+            self._progress.set()
+            self._progress = asyncio.Event()
 
     def forget(self, chat_id: int, message_id: int) -> None:
         self._sent.pop((chat_id, message_id), None)
@@ -388,10 +392,15 @@ class Outbox:
             key[0] == chat_id for key in self._inflight
         )
 
-    async def settled(self, chat_ids: set[int], poll: float = 0.05) -> None:
-        """Wait until every edit wanted in these chats has been sent (or given up)."""
+    async def settled(self, chat_ids: set[int], poll: float = 1.0) -> None:
+        """Wait until every edit wanted in these chats has been sent (or given up).
+
+        Woken when an edit finishes (not by polling: with many tables waiting for
+        Telegram's global budget, polling kept the event loop busy); ``poll`` is only
+        the fallback for edits dropped without being sent."""
         while any(self.busy(c) for c in chat_ids):
-            await asyncio.sleep(poll)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._progress.wait(), poll)
 
     def pending(self) -> int:
         """Edits waiting to be sent (all chats)."""

@@ -19,23 +19,25 @@ log = logging.getLogger(__name__)
 
 
 async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Parse -> apply through the service -> render in the background -> answer."""
+    """Parse -> apply through the service -> render in the background -> answer.
+
+    Nothing but the move comes before the answer (the language is looked up only for an
+    alert): the answer is what the player waits for."""
     query, rt = update.callback_query, rt_of(context)
     assert query is not None
-    lang = await rt.user_language(query.from_user, update.effective_chat)
     try:
         data = cb.parse(query.data)
         applied = await rt.tables.human_action(
             data.game_id, data.version, query.from_user.id, data.parts[0]
         )
     except Refused as exc:
-        await alert(query, tr(lang, exc.code, **exc.values))
+        await refuse(update, context, exc.code, **exc.values)
         return
     except cb.BadCallback:
-        await alert(query, tr(lang, "alert.bad_button"))
+        await refuse(update, context, "alert.bad_button")
         return
     except StorageUnavailable:  # nothing saved; the group is told by Tables
-        await alert(query, tr(lang, "storage.not_saved"))
+        await refuse(update, context, "storage.not_saved")
         return
     # the move is stored: render it whatever happens to the answer
     context.application.create_task(rt.tables.after(applied), update=update)
@@ -43,6 +45,16 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await query.answer()
     except TelegramError as exc:
         log.warning("could not answer the press of %s: %s", query.from_user.id, exc)
+
+
+async def refuse(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, code: str, **values: object
+) -> None:
+    """Answer a press with an alert in the presser's language."""
+    query = update.callback_query
+    assert query is not None
+    lang = await rt_of(context).user_language(query.from_user, update.effective_chat)
+    await alert(query, tr(lang, code, **values))
 
 
 async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
