@@ -33,6 +33,29 @@ def fast_limits() -> Any:
     )
 
 
+#: Where the long tests are (real time, pacing, subprocesses), longest first: they are
+#: run first so that the parallel workers (pytest-xdist, see pyproject.toml) end together
+#: instead of one of them starting a 30 s test when the others are done.
+LONG_FIRST = (
+    "tests/chaos/test_sigkill.py",
+    "tests/e2e/test_e2e_flood.py",
+    "tests/e2e/test_e2e_match.py",
+    "tests/chaos/",
+    "tests/e2e/",
+    "tests/core/test_properties.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (i for i, where in enumerate(LONG_FIRST) if item.nodeid.startswith(where)),
+            len(LONG_FIRST),
+        )
+
+    items.sort(key=rank)  # stable: the order within a rank is unchanged
+
+
 @pytest.fixture
 async def tg() -> AsyncIterator[Any]:
     from tests.fakeapi import FakeTelegram

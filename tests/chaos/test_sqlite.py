@@ -30,6 +30,10 @@ async def test_database_locked_by_another_process_loses_no_move(chaos: Chaos) ->
     path = chaos.db.target.path
     assert path is not None
     loop = asyncio.get_running_loop()
+    # let the bot finish its own writes first (it records the drawn version just after the
+    # edit): one queued behind the lock would hold up the table's reads too, and the press
+    # would only come once the lock is gone
+    await chaos.tg.idle(quiet=0.3)
     with lock_held_by_other_process(path, 1.5) as proc:
         t0 = loop.time()
         await table.play(deadline=t0 + 10, presses=1)

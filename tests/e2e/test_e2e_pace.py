@@ -1,6 +1,6 @@
 """Bot API calls per smazzata at a human-like pace, against Telegram's real flood limits.
 
-Opt-in (takes about two minutes per table): ``BRISCOLA_PACE=1 pytest -s
+Opt-in (takes about two minutes per table): ``BRISCOLA_PACE=1 pytest -n 0 -s
 tests/e2e/test_e2e_pace.py``. Computers wait 1 s before each move, humans act about 2 s
 after their turn comes. Prints group new/edit and private new/edit per smazzata and checks
 that no private chat is written to more often than once a second.
