@@ -447,8 +447,12 @@ class PacedRateLimiter(AIORateLimiter):
         rate_limit_args: int | None,
     ) -> Any:
         chat_id = data.get("chat_id")
-        if (self.outbox is not None and not _PACED.get() and endpoint in COUNTED
-                and isinstance(chat_id, int)):
+        if endpoint not in COUNTED:
+            # Chat actions, deletes, reads: not messages, so not in Telegram's message
+            # budget; PTB's limiter would queue them (e.g. the private probe of a player
+            # joining a lobby) behind every pending edit. It still retries them on 429.
+            data = {key: value for key, value in data.items() if key != "chat_id"}
+        elif self.outbox is not None and not _PACED.get() and isinstance(chat_id, int):
             await self.outbox.take(chat_id)
         return await super().process_request(
             callback, args, kwargs, endpoint, data, rate_limit_args

@@ -12,7 +12,7 @@ import pytest
 from telegram import Chat, Message
 from telegram.error import ChatMigrated, NetworkError
 
-from bot.outbox import Outbox
+from bot.outbox import Outbox, PacedRateLimiter
 
 RATE = 20.0  # calls per second per chat: 50 ms apart
 
@@ -149,3 +149,30 @@ async def test_a_send_that_failed_with_a_network_error_is_retried_a_few_times() 
     with pytest.raises(NetworkError):  # bounded: the caller schedules a redraw
         await box.send(7, "table")
     await box.close()
+
+
+async def test_calls_outside_the_message_budget_do_not_queue_behind_messages() -> None:
+    """A chat action (the private probe of a player joining) or a delete is not a message:
+    it must not wait in the overall message budget behind the edits of other tables."""
+    limiter = PacedRateLimiter(overall_max_rate=1, overall_time_period=30, max_retries=0)
+    await limiter.initialize()
+    calls: list[str] = []
+
+    async def call(name: str) -> str:
+        calls.append(name)
+        return name
+
+    async def request(endpoint: str, chat_id: int) -> Any:
+        return await limiter.process_request(
+            call, (endpoint,), {}, endpoint, {"chat_id": chat_id}, None
+        )
+
+    await request("editMessageText", -1)  # the budget: one message per 30 s, now spent
+    queued = asyncio.create_task(request("sendMessage", -2))
+    await asyncio.sleep(0.1)
+    assert not queued.done()  # a message waits for the budget...
+    assert await asyncio.wait_for(request("sendChatAction", 7), 5) == "sendChatAction"
+    assert await asyncio.wait_for(request("deleteMessage", -2), 5) == "deleteMessage"
+    assert calls == ["editMessageText", "sendChatAction", "deleteMessage"]  # ...these not
+    queued.cancel()
+    await limiter.shutdown()
