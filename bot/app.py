@@ -46,6 +46,9 @@ from storage import Database, StorageUnavailable, repo
 
 log = logging.getLogger(__name__)
 
+#: Messages (sends and edits) per second for the whole bot.
+OVERALL_MESSAGES_PER_SECOND = 27
+
 
 def build_application(
     config: Settings,
@@ -58,7 +61,12 @@ def build_application(
         Application.builder()
         .token(config.bot_token.get_secret_value())
         .defaults(Defaults(parse_mode=ParseMode.HTML))
-        .rate_limiter(rate_limiter or PacedRateLimiter(max_retries=3))
+        .rate_limiter(rate_limiter or PacedRateLimiter(
+            # 10% under Telegram's ~30 messages/s, as the group budget (18 of 20 a minute):
+            # at the exact limit our clock and Telegram's drift apart and a 429 pauses
+            # every call of the bot, callback answers included, for a second
+            overall_max_rate=OVERALL_MESSAGES_PER_SECOND, max_retries=3,
+        ))
         .concurrent_updates(PerChatUpdateProcessor())
         .post_init(_post_init)
         .post_stop(_post_stop)
