@@ -107,10 +107,14 @@ class GameService:
     async def fetch(self, game_id: int) -> GameRow | None:
         """The stored game, or None.  Its snapshot is not read (None) when the cached game
         is at the stored version: :meth:`game_of` returns the cached one."""
-        cached = self._cache.get(game_id)
         return await repo.get_game(
-            self.db, game_id, snapshot_unless_version=-1 if cached is None else cached.version
+            self.db, game_id, snapshot_unless_version=self._cached_version(game_id)
         )
+
+    def _cached_version(self, game_id: int) -> int:
+        """The version of the cached game (-1 if none): its snapshot need not be read."""
+        cached = self._cache.get(game_id)
+        return -1 if cached is None else cached.version
 
     async def row(self, game_id: int) -> GameRow:
         row = await self.fetch(game_id)
@@ -159,9 +163,8 @@ class GameService:
         written in the action's transaction: a refused action changes nothing."""
 
         async def transaction(tx: Executor) -> Applied:
-            cached = self._cache.get(game_id)
             row = await repo.get_game(
-                tx, game_id, snapshot_unless_version=-1 if cached is None else cached.version
+                tx, game_id, snapshot_unless_version=self._cached_version(game_id)
             )
             if row is None:
                 raise Refused("alert.no_game")
