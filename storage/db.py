@@ -47,7 +47,7 @@ from collections.abc import (
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 from urllib.parse import quote
 
 import aiosqlite
@@ -221,20 +221,76 @@ def parse_database_url(url_or_path: str | os.PathLike[str]) -> DatabaseTarget:
 # --------------------------------------------------------------------------- transaction
 
 
-class Transaction:
+class _Statements:
+    """What both transaction kinds share: row helpers and SAVEPOINT nesting, on top of
+    their own ``fetch`` and ``_statement``."""
+
+    __slots__ = ("_depth",)
+
+    def __init__(self) -> None:
+        self._depth = 0
+
+    def _check(self) -> None:
+        """Raise if the transaction may no longer be used."""
+
+    def _in_transaction(self) -> bool:
+        raise NotImplementedError
+
+    async def _statement(self, sql: str) -> None:
+        raise NotImplementedError
+
+    async def fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        raise NotImplementedError
+
+    async def fetchrow(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        rows = await self.fetch(sql, params)
+        return rows[0] if rows else None
+
+    async def fetchval(self, sql: str, params: Params = (), column: int = 0) -> Any:
+        row = await self.fetchrow(sql, params)
+        return None if row is None else row[column]
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Self]:
+        """Nested transaction: a SAVEPOINT, rolled back alone if the block raises."""
+        self._check()
+        self._depth += 1
+        name = f"sp_{self._depth}"
+        try:
+            await self._statement(f"SAVEPOINT {name}")
+            try:
+                yield self
+            except BaseException:
+                # Some errors (e.g. SQLITE_FULL) make SQLite roll back the whole
+                # transaction itself; then the savepoint is gone.  Never mask the
+                # original exception with a failing ROLLBACK TO.
+                if self._in_transaction():
+                    try:
+                        await self._statement(f"ROLLBACK TO {name}")
+                        await self._statement(f"RELEASE {name}")
+                    except StorageError as e:
+                        log.error("ROLLBACK TO %s failed: %s", name, e)
+                raise
+            else:
+                await self._statement(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+
+class Transaction(_Statements):
     """An open transaction (or savepoint) on a :class:`Database`.
 
     Only valid inside its ``async with`` block; using it afterwards raises
     :class:`~storage.errors.StorageError`.
     """
 
-    __slots__ = ("_active", "_db", "_depth", "_owner")
+    __slots__ = ("_active", "_db", "_owner")
 
     def __init__(self, db: Database, owner: asyncio.Task[Any] | None) -> None:
+        super().__init__()
         self._db = db
         self._owner = owner
         self._active = True
-        self._depth = 0
 
     @property
     def db(self) -> Database:
@@ -253,6 +309,12 @@ class Transaction:
         if not self._active:
             raise StorageError("transaction already finished", code="transaction_closed")
 
+    def _in_transaction(self) -> bool:
+        return self._active and self._db._conn.in_transaction
+
+    async def _statement(self, sql: str) -> None:
+        await self._db._raw_execute(sql)
+
     async def execute(self, sql: str, params: Params = ()) -> int:
         self._check()
         return await self._db._raw_execute(sql, params)
@@ -265,56 +327,22 @@ class Transaction:
         self._check()
         return await self._db._raw_fetch(sql, params)
 
-    async def fetchrow(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
-        rows = await self.fetch(sql, params)
-        return rows[0] if rows else None
-
-    async def fetchval(self, sql: str, params: Params = (), column: int = 0) -> Any:
-        row = await self.fetchrow(sql, params)
-        return None if row is None else row[column]
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Transaction]:
-        """Nested transaction: a SAVEPOINT, rolled back alone if the block raises."""
-        self._check()
-        self._depth += 1
-        name = f"sp_{self._depth}"
-        try:
-            await self._db._raw_execute(f"SAVEPOINT {name}")
-            try:
-                yield self
-            except BaseException:
-                # Some errors (e.g. SQLITE_FULL) make SQLite roll back the whole
-                # transaction itself; then the savepoint is gone.  Never mask the
-                # original exception with a failing ROLLBACK TO.
-                if self._active and self._db._conn.in_transaction:
-                    try:
-                        await self._db._raw_execute(f"ROLLBACK TO {name}")
-                        await self._db._raw_execute(f"RELEASE {name}")
-                    except StorageError as e:
-                        log.error("ROLLBACK TO %s failed: %s", name, e)
-                raise
-            else:
-                await self._db._raw_execute(f"RELEASE {name}")
-        finally:
-            self._depth -= 1
-
 
 #: What aiosqlite raises (as ValueError) for a closed connection.
 _AIOSQLITE_CLOSED = frozenset({"Connection closed", "no active connection"})
 
 
-class _ThreadTransaction:
+class _ThreadTransaction(_Statements):
     """The executor of :meth:`Database.run_transaction`: it runs *inside* the database
     thread, so every statement executes at once on the sqlite3 connection and its
     coroutines finish without ever suspending."""
 
-    __slots__ = ("_db", "_depth", "_raw")
+    __slots__ = ("_db", "_raw")
 
     def __init__(self, db: Database, raw: sqlite3.Connection) -> None:
+        super().__init__()
         self._db = db
         self._raw = raw
-        self._depth = 0
 
     def now(self) -> int:
         return self._db.now()
@@ -324,6 +352,12 @@ class _ThreadTransaction:
             return self._raw.execute(sql, params)
         except sqlite3.Error as e:
             raise translate_sqlite_error(e, _short(sql)) from e
+
+    def _in_transaction(self) -> bool:
+        return self._raw.in_transaction
+
+    async def _statement(self, sql: str) -> None:
+        self._run(sql)
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         return int(self._run(sql, params).rowcount)
@@ -339,36 +373,6 @@ class _ThreadTransaction:
             return list(self._run(sql, params).fetchall())
         except sqlite3.Error as e:
             raise translate_sqlite_error(e, _short(sql)) from e
-
-    async def fetchrow(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
-        rows = await self.fetch(sql, params)
-        return rows[0] if rows else None
-
-    async def fetchval(self, sql: str, params: Params = (), column: int = 0) -> Any:
-        row = await self.fetchrow(sql, params)
-        return None if row is None else row[column]
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[_ThreadTransaction]:
-        """Nested transaction: a SAVEPOINT, rolled back alone if the block raises."""
-        self._depth += 1
-        name = f"sp_{self._depth}"
-        try:
-            self._run(f"SAVEPOINT {name}")
-            try:
-                yield self
-            except BaseException:
-                if self._raw.in_transaction:  # see Transaction.transaction
-                    try:
-                        self._run(f"ROLLBACK TO {name}")
-                        self._run(f"RELEASE {name}")
-                    except StorageError as e:
-                        log.error("ROLLBACK TO %s failed: %s", name, e)
-                raise
-            else:
-                self._run(f"RELEASE {name}")
-        finally:
-            self._depth -= 1
 
 
 def _run_body(
