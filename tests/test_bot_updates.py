@@ -14,16 +14,25 @@ def message_update(update_id: int, chat_id: int) -> Update:
     return Update(update_id, message=Message(update_id, None, chat, text="x"))  # type: ignore[arg-type]
 
 
+class Handlers:
+    """Handlers that record when they start and end; slow ones wait for ``release``
+    (e.g. for the chat's message budget)."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, int]] = []
+        self.release = asyncio.Event()
+
+    async def handle(self, update_id: int, slow: bool) -> None:
+        self.log.append(("start", update_id))
+        if slow:
+            await self.release.wait()
+        self.log.append(("end", update_id))
+
+
 async def test_chats_run_concurrently_but_each_chat_in_order() -> None:
     processor = PerChatUpdateProcessor(8)
-    log: list[tuple[str, int]] = []
-    release = asyncio.Event()
-
-    async def handle(update_id: int, slow: bool) -> None:
-        log.append(("start", update_id))
-        if slow:
-            await release.wait()  # e.g. waiting for the chat's message budget
-        log.append(("end", update_id))
+    handlers = Handlers()
+    log, release, handle = handlers.log, handlers.release, handlers.handle
 
     updates = [(1, -100, True), (2, -100, False), (3, -200, False)]
     tasks = [asyncio.create_task(processor.process_update(message_update(u, c), handle(u, s)))
@@ -47,14 +56,8 @@ def button_update(update_id: int, chat_id: int, user_id: int, data: str) -> Upda
 
 async def test_game_buttons_are_ordered_per_game_not_behind_the_chat() -> None:
     processor = PerChatUpdateProcessor(8)
-    log: list[tuple[str, int]] = []
-    release = asyncio.Event()
-
-    async def handle(update_id: int, slow: bool) -> None:
-        log.append(("start", update_id))
-        if slow:
-            await release.wait()
-        log.append(("end", update_id))
+    handlers = Handlers()
+    log, release, handle = handlers.log, handlers.release, handlers.handle
 
     updates = [
         (message_update(1, -100), True),  # a lobby command waiting for the group's budget
