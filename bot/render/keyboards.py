@@ -17,9 +17,9 @@ from bot.prefs import MENU, Prefs, current_value
 from bot.render.texts import bid_text, card_label, rank_name, suit_name
 from game import View
 from game.actions import MAX_POINTS, MIN_POINTS
+from game.cards import RANK_CODES, card_code
 from game.options import Ruleset
 
-RANK_CODES = "A3RCF76542"
 #: Calls that need a second tap (R: protect against costly accidental taps).
 COSTLY_PREFIXES = ("K", "M")
 
@@ -176,7 +176,7 @@ def private_keyboard(
         legal = set(view.legal)
         buttons = []
         for card in sorted(view.hand):
-            code = "c" + RANK_CODES[card % 10] + "cdsb"[card // 10]
+            code = "c" + card_code(card)
             label = card_label(style, card)
             if view.current_seat == view.seat and code not in legal:
                 label = "🚫" + label

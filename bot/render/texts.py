@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from bot.i18n import tr
 from bot.prefs import Prefs
 from game import View, deck_face
-from game.cards import parse_rank
+from game.cards import RANK_CODES, parse_rank
 from game.events import SmazzataScored
 
 MAX_TEXT = 4096
@@ -83,7 +83,7 @@ def contract_text(lang: str, style: str, view: View) -> str:
     kind, points = view.contract, view.contract_points or 61
     if kind == "carichi":
         return tr(lang, "bid.carichi")
-    rank = "" if view.contract_rank is None else "A3RCF76542"[view.contract_rank]
+    rank = "" if view.contract_rank is None else RANK_CODES[view.contract_rank]
     if kind == "rank":
         return rank_name(style, rank)
     if kind == "two":
@@ -305,7 +305,7 @@ def finished_table_text(
 def result_text(
     lang: str, style: str, ev: SmazzataScored, names: Sequence[str], over: bool = False
 ) -> str:
-    rank = "" if ev.rank is None else "A3RCF76542"[ev.rank]
+    rank = "" if ev.rank is None else RANK_CODES[ev.rank]
     if ev.contract == "carichi":
         contract = tr(lang, "bid.carichi")
     elif ev.contract == "rank":

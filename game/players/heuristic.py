@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 
 from game.actions import Action, parse_action
-from game.cards import parse_card
+from game.cards import RANK_CODES, Rank, card_code, parse_card
 from game.players.bidding import (
     CARICHI_SD,
     SOLO_SD,
@@ -46,8 +46,7 @@ from game.players.knowledge import (
 from game.players.policy import choose_card
 from game.view import View
 
-_RANK_CODES = ("A", "3", "R", "C", "F", "7", "6", "5", "4", "2")
-_DUE = 9
+_DUE = int(Rank.DUE)
 
 
 def obbligato_suits(hand: tuple[int, ...], rank: int) -> list[int]:
@@ -111,12 +110,12 @@ class BidEvaluator:
             p = p_reach(mean, CARICHI_SD, target_of(61, self.options.tie_goes_to_caller))
             return contract_ev(p, 61, True, self.players)
         if code[0] == "r":
-            return self.best_suit_ev(_RANK_CODES.index(code[1:]), 61, [0, 1, 2, 3])[0]
+            return self.best_suit_ev(RANK_CODES.index(code[1:]), 61, [0, 1, 2, 3])[0]
         if code[0] == "t":
             return self.best_suit_ev(_DUE, int(code[1:]), [0, 1, 2, 3])[0]
         if code[0] == "o":
             rank_code, points = code[1:].split(".")
-            rank = _RANK_CODES.index(rank_code)
+            rank = RANK_CODES.index(rank_code)
             return self.best_suit_ev(rank, int(points), obbligato_suits(self.hand, rank))[0]
         return -1e9
 
@@ -178,7 +177,7 @@ def heuristic_card(view: View) -> str:
 
 
 def _card_code(card: int) -> str:
-    return _RANK_CODES[card % 10] + "cdsb"[card // 10]
+    return card_code(card)
 
 
 class HeuristicPlayer:

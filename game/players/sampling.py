@@ -27,6 +27,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from game.cards import RANK_CODES
 from game.players.common import OBBLIGATO_ORDER, cards_of
 from game.players.knowledge import (
     captured_points,
@@ -37,8 +38,6 @@ from game.players.knowledge import (
 )
 from game.players.sim import World
 from game.view import View
-
-_RANK_CODES = ("A", "3", "R", "C", "F", "7", "6", "5", "4", "2")
 
 
 class InconsistentView(Exception):
@@ -70,7 +69,7 @@ def _obbligato_bids(view: View) -> list[tuple[int, int]]:
     result = []
     for seat, code in view.auction:
         if code.startswith("o"):
-            rank = _RANK_CODES.index(code[1 : code.index(".")])
+            rank = RANK_CODES.index(code[1 : code.index(".")])
             if (seat, rank) not in result:
                 result.append((seat, rank))
     return result
@@ -83,7 +82,7 @@ def _rank_calls(view: View, me: int) -> list[tuple[int, int]]:
         if seat == me:
             continue
         if code.startswith("r"):
-            rank = _RANK_CODES.index(code[1:])
+            rank = RANK_CODES.index(code[1:])
         elif code.startswith("t"):
             rank = 9
         else:

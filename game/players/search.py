@@ -39,7 +39,7 @@ import random
 import time
 
 from game.actions import Action, parse_action
-from game.cards import parse_card
+from game.cards import RANK_CODES, Rank, card_code, parse_card
 from game.players.bidding import SOLO_SD, TEAM_SD, contract_ev, p_reach, target_of
 from game.players.common import decision_rng
 from game.players.heuristic import (
@@ -52,8 +52,7 @@ from game.players.sampling import Deal, InconsistentView, Sampler
 from game.players.sim import World
 from game.view import View
 
-_RANK_CODES = ("A", "3", "R", "C", "F", "7", "6", "5", "4", "2")
-_DUE = 9
+_DUE = int(Rank.DUE)
 #: Weight of one card point of one's side, next to score points (breaks ties only).
 POINT_BONUS = 0.01
 #: A hand whose best call is this far below the bidding margin passes without rollouts.
@@ -63,7 +62,7 @@ PRIOR_WEIGHT = 8.0
 
 
 def _code_of(card: int) -> str:
-    return "c" + _RANK_CODES[card % 10] + "cdsb"[card // 10]
+    return "c" + card_code(card)
 
 
 class SearchPlayer:
@@ -233,12 +232,12 @@ class SearchPlayer:
                 scored.append((evaluator.code_ev(code), code, -1, None, 61, "carichi"))
                 continue
             if code[0] == "r":
-                rank, points, suits, kind = _RANK_CODES.index(code[1:]), 61, [0, 1, 2, 3], "rank"
+                rank, points, suits, kind = RANK_CODES.index(code[1:]), 61, [0, 1, 2, 3], "rank"
             elif code[0] == "t":
                 rank, points, suits, kind = _DUE, int(code[1:]), [0, 1, 2, 3], "two"
             else:
                 rank_code, pts = code[1:].split(".")
-                rank, points = _RANK_CODES.index(rank_code), int(pts)
+                rank, points = RANK_CODES.index(rank_code), int(pts)
                 suits, kind = obbligato_suits(hand, rank), "obbligato"
             value, suit = evaluator.best_suit_ev(rank, points, suits)
             if value > -1e8:
