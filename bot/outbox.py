@@ -100,9 +100,11 @@ class Outbox:
         self._sent: dict[tuple[int, int], Content] = {}
         self._moved: dict[int, int] = {}
         self._background: set[asyncio.Task[None]] = set()
-        self._inflight: set[tuple[int, int]] = set()
-        #: Set (and replaced) whenever an edit finished: wakes :meth:`settled` waiters.
-        self._progress = asyncio.Event()
+        #: Edits being sent, per chat (see :meth:`busy`).
+        self._inflight: Counter[int] = Counter()
+        #: Events of :meth:`settled` calls, per chat they wait for: set when an edit of
+        #: that chat finished.
+        self._settle_waiters: dict[int, set[asyncio.Event]] = {}
         self.stats: Counter[str] = Counter()
         self._closed = False
 
@@ -303,7 +305,8 @@ class Outbox:
             if wait > 0:  # nothing due yet: sleep until it is, or until a newer request
                 chat.wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(chat.wake.wait(), wait)
+                    async with asyncio.timeout(wait):  # no task per wait, unlike wait_for
+                        await chat.wake.wait()
                 continue
             await self._take_soft(chat_id)
             if message_id not in chat.desired:
@@ -338,7 +341,7 @@ class Outbox:
         else:
             self._spend(self._chat(chat_id))
         paced = _PACED.set(True)
-        self._inflight.add(key)
+        self._inflight[chat_id] += 1
         try:
             if self._sent.get(key, ("",))[0] == text:
                 await self.bot.edit_message_reply_markup(chat_id, message_id, reply_markup=kb)
@@ -373,10 +376,12 @@ class Outbox:
         except TelegramError:
             log.exception("edit of %s/%s failed", chat_id, message_id)
         finally:
-            self._inflight.discard(key)
+            self._inflight[chat_id] -= 1
+            if not self._inflight[chat_id]:
+                del self._inflight[chat_id]
             _PACED.reset(paced)
-            self._progress.set()
-            self._progress = asyncio.Event()
+            for event in self._settle_waiters.get(chat_id, ()):
+                event.set()
 
     def forget(self, chat_id: int, message_id: int) -> None:
         self._sent.pop((chat_id, message_id), None)
@@ -388,19 +393,30 @@ class Outbox:
     def busy(self, chat_id: int) -> bool:
         """Whether an edit of this chat is wanted or being sent."""
         chat = self._chats.get(self.resolve(chat_id))
-        return bool(chat is not None and chat.desired) or any(
-            key[0] == chat_id for key in self._inflight
-        )
+        return bool(chat is not None and chat.desired) or chat_id in self._inflight
 
     async def settled(self, chat_ids: set[int], poll: float = 1.0) -> None:
         """Wait until every edit wanted in these chats has been sent (or given up).
 
-        Woken when an edit finishes (not by polling: with many tables waiting for
-        Telegram's global budget, polling kept the event loop busy); ``poll`` is only
-        the fallback for edits dropped without being sent."""
-        while any(self.busy(c) for c in chat_ids):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._progress.wait(), poll)
+        Woken when an edit of one of these chats finishes (not by polling, nor by the
+        edits of other chats: with many tables waiting for Telegram's global budget,
+        either kept the event loop busy); ``poll`` is only the fallback for edits
+        dropped without being sent."""
+        event = asyncio.Event()
+        for chat_id in chat_ids:
+            self._settle_waiters.setdefault(chat_id, set()).add(event)
+        try:
+            while any(self.busy(c) for c in chat_ids):
+                event.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(poll):
+                        await event.wait()
+        finally:
+            for chat_id in chat_ids:
+                waiters = self._settle_waiters[chat_id]
+                waiters.discard(event)
+                if not waiters:
+                    del self._settle_waiters[chat_id]
 
     def pending(self) -> int:
         """Edits waiting to be sent (all chats)."""

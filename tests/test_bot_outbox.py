@@ -176,3 +176,37 @@ async def test_calls_outside_the_message_budget_do_not_queue_behind_messages() -
     assert calls == ["editMessageText", "sendChatAction", "deleteMessage"]  # ...these not
     queued.cancel()
     await limiter.shutdown()
+
+
+class GatedBot(RecordingBot):
+    """Edits of a chat wait until the test opens that chat's gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gates: dict[int, asyncio.Event] = {}
+
+    async def edit_message_text(self, text: str, chat_id: int, message_id: int, **kw: Any) -> None:
+        await self.gates.setdefault(chat_id, asyncio.Event()).wait()
+        await super().edit_message_text(text, chat_id, message_id, **kw)
+
+
+async def test_settled_waits_for_its_chats_edits_and_is_woken_by_them() -> None:
+    bot = GatedBot()
+    box = outbox(bot)
+    box.edit(7, 1, "table of game A")
+    box.edit(8, 1, "table of game B")
+    box.edit(9, 1, "hand in game B")
+    waiter = asyncio.create_task(box.settled({8, 9}, poll=60))  # the fallback never fires
+    await asyncio.sleep(0.05)
+    assert box.busy(7) and box.busy(8) and box.busy(9)
+    bot.gates[7].set()  # another game's edit is delivered: not settled
+    await asyncio.sleep(0.05)
+    assert not box.busy(7) and not waiter.done()
+    bot.gates[8].set()
+    await asyncio.sleep(0.05)
+    assert not waiter.done()  # chat 9 still being sent
+    bot.gates[9].set()
+    await asyncio.wait_for(waiter, 2)  # woken by the edit, not by the 60 s poll
+    assert not box.busy(8) and not box.busy(9)
+    assert await asyncio.wait_for(box.settled({7, 8, 9}), 1) is None  # nothing wanted: at once
+    await box.close()
