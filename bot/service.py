@@ -154,7 +154,7 @@ class GameService:
     ) -> Applied:
         """Verify and apply one action; persist it in one transaction. Caller holds lock.
 
-        Read, checks and writes are one transaction and one trip to the database thread
+        Read, checks and writes are one transaction run at once on the connection
         (:meth:`storage.Database.run_transaction`), so a click is stored quickly however
         busy the event loop is with redraws. ``seat``: the seat acting, or a
         :data:`SeatCheck` that finds it in the stored game (raising :class:`Refused`).

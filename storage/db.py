@@ -16,7 +16,9 @@ There is a single connection.  An :class:`asyncio.Lock` gives a transaction excl
 of it, so statements of two tasks never interleave inside one transaction; statements
 run outside a transaction wait for the running transaction to finish.  Work done inside
 ``async with urgent():`` (a player's move, waited for by a person) is served before any
-other waiting work, so background redraws never queue in front of a click.  Inside
+other waiting work, so background redraws never queue in front of a click, and
+:meth:`Database.run_transaction` (a move) runs all its statements at once on the
+connection instead of one trip to aiosqlite's thread each.  Inside
 ``async with db.transaction()``, calls made *by the same task* on ``db`` itself (instead
 of ``tx``) join the running transaction rather than dead-locking, and a nested
 ``transaction()`` becomes a SAVEPOINT.  Other processes are kept out by SQLite's own
@@ -67,6 +69,8 @@ T = TypeVar("T")
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 DEFAULT_LOCK_RETRIES = 3
 DEFAULT_RETRY_DELAY = 0.05
+#: SQLite's default: a commit that finds this many pages in the WAL checkpoints it.
+WAL_AUTOCHECKPOINT_PAGES = 1000
 
 
 class Executor(Protocol):
@@ -332,10 +336,11 @@ class Transaction(_Statements):
 _AIOSQLITE_CLOSED = frozenset({"Connection closed", "no active connection"})
 
 
-class _ThreadTransaction(_Statements):
-    """The executor of :meth:`Database.run_transaction`: it runs *inside* the database
-    thread, so every statement executes at once on the sqlite3 connection and its
-    coroutines finish without ever suspending."""
+class _DirectTransaction(_Statements):
+    """The executor of :meth:`Database.run_transaction`: every statement executes at once
+    on the sqlite3 connection (on the event loop's thread, or inside the database thread
+    when another process holds the database), so its coroutines finish without ever
+    suspending."""
 
     __slots__ = ("_db", "_raw")
 
@@ -378,11 +383,11 @@ class _ThreadTransaction(_Statements):
 def _run_body(
     db: Database, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]]
 ) -> T:
-    """In the database thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
+    """On the calling thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
     ROLLBACK and re-raise)."""
     if raw.in_transaction:  # leftover of a failed rollback; never keep it
         raw.rollback()
-    tx = _ThreadTransaction(db, raw)
+    tx = _DirectTransaction(db, raw)
     tx._run("BEGIN IMMEDIATE")
     try:
         coro = body(tx)
@@ -479,6 +484,9 @@ class Database:
                 uri=True,
                 isolation_level=None,  # autocommit; we issue BEGIN/COMMIT ourselves
                 timeout=busy_timeout_ms / 1000,
+                # run_transaction uses it from the event loop's thread too, while holding
+                # the lock (so aiosqlite's thread is idle); see _run_inline
+                check_same_thread=False,
             )
         except sqlite3.Error as e:
             raise translate_sqlite_error(e, f"opening {target.path or target.database}") from e
@@ -517,6 +525,7 @@ class Database:
             if str(mode).lower() != "wal":
                 log.warning("could not switch %s to WAL (journal_mode=%s)", self.target.path, mode)
         await self._raw_execute("PRAGMA synchronous = NORMAL")
+        await self._raw_execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
 
     async def _probe_writable(self) -> None:
         """Try a write (rolled back) so a read-only database fails at start-up, clearly."""
@@ -617,13 +626,14 @@ class Database:
                     _CURRENT_TX.set(None)
 
     async def run_transaction(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
-        """Run ``body(tx)`` as one transaction in a single trip to the database thread.
+        """Run ``body(tx)`` as one transaction at once, without a trip per statement.
 
         Same effect as ``async with db.transaction() as tx: return await body(tx)``, but
-        the connection is held for one trip instead of one per statement, which matters
-        when the event loop is busy: ``body`` may only await ``tx`` (the repository
-        functions), nothing else.  Retried like BEGIN while another process holds the
-        database (nothing of a failed attempt is kept)."""
+        the statements run straight on the sqlite3 connection, on the event loop's thread
+        (:meth:`_run_inline`), instead of one event-loop round trip each, which matters
+        when the loop is busy: ``body`` may only await ``tx`` (the repository functions),
+        nothing else.  While another process holds the database it runs on the database
+        thread instead, retried like BEGIN (nothing of a failed attempt is kept)."""
         if self._joinable() is not None:
             raise StorageError("run_transaction inside a transaction", code="misuse")
 
@@ -641,7 +651,41 @@ class Database:
                 raise self._translate(e, "transaction") from e
 
         async with self._lock:
+            self._check_open()
+            try:
+                return self._run_inline(body)
+            except StorageUnavailable as e:
+                if e.code != "locked":
+                    raise
+            # another process holds the database: wait for it on the database thread
             return await self._with_retries(attempt, "transaction")
+
+    def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+        """Run ``body`` as one transaction right here, on the event loop's thread.
+
+        A move is a handful of statements (well under a millisecond): handing it to
+        aiosqlite's thread cost two wake-ups of a busy event loop and, while the loop ran
+        Python, a wait for the GIL after every statement (several milliseconds of a
+        click's latency under load, see bench/README.md).  The caller holds the lock, so
+        the connection is idle.  Nothing here may block the loop: the busy timeout is 0
+        (another process holding the database raises ``"locked"`` at once and the caller
+        waits on the database thread instead) and the commit does not checkpoint the WAL
+        (the statements run on the database thread do; a checkpoint writes and syncs the
+        database file)."""
+        raw: sqlite3.Connection = self._conn._conn
+        try:
+            raw.execute("PRAGMA busy_timeout = 0")
+            raw.execute("PRAGMA wal_autocheckpoint = 0")
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, "PRAGMA") from e
+        try:
+            return _run_body(self, raw, body)
+        finally:
+            try:
+                raw.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+                raw.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+            except sqlite3.Error as e:  # pragma: no cover - setting a PRAGMA reads nothing
+                log.error("could not restore the connection's PRAGMAs: %s", e)
 
     async def _begin(self) -> None:
         if self._conn.in_transaction:  # leftover of a failed rollback; never keep it

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +39,7 @@ from storage import (
     repo,
     urgent,
 )
+from storage.db import WAL_AUTOCHECKPOINT_PAGES
 
 BIG_USER = 2**40 + 7
 BIG_CHAT = -1001234567890123
@@ -410,7 +412,7 @@ async def test_run_transaction_commits_or_rolls_back_as_a_whole(db: Database) ->
 
     async def waits_for_something_else(tx: Executor) -> None:
         await repo.upsert_user(tx, 5, "Elena")
-        await asyncio.sleep(0)  # not allowed: the body runs in the database thread
+        await asyncio.sleep(0)  # not allowed: the body runs at once, as one transaction
 
     with pytest.raises(RuntimeError):
         await db.run_transaction(waits_for_something_else)
@@ -426,6 +428,29 @@ async def test_run_transaction_commits_or_rolls_back_as_a_whole(db: Database) ->
     with pytest.raises(StorageUnavailable) as ei:
         await db.run_transaction(lambda tx: repo.upsert_user(tx, 7, "Gino"))
     assert ei.value.code == "closed"
+
+
+async def test_run_transaction_runs_at_once_on_the_calling_thread(tmp_path: Path) -> None:
+    """No trip to aiosqlite's thread per statement, nor one for the whole transaction;
+    the connection's busy timeout and WAL checkpoints are as configured afterwards."""
+    db = await Database.open(tmp_path / "inline.db", busy_timeout_ms=1234)
+    threads: list[int] = []
+
+    async def body(tx: Executor) -> None:
+        threads.append(threading.get_ident())
+        await repo.upsert_user(tx, 1, "Anna")
+        # no waiting for other processes, no checkpoint at COMMIT, while on the loop
+        threads.append(int(await tx.fetchval("PRAGMA busy_timeout")))
+        threads.append(int(await tx.fetchval("PRAGMA wal_autocheckpoint")))
+
+    try:
+        await db.run_transaction(body)
+        assert threads == [threading.get_ident(), 0, 0]
+        assert await db.pragma("busy_timeout") == 1234
+        assert await db.pragma("wal_autocheckpoint") == WAL_AUTOCHECKPOINT_PAGES
+        assert await repo.get_user(db, 1) is not None
+    finally:
+        await db.close()
 
 
 async def test_urgent_work_goes_before_waiting_background_work(db: Database) -> None:

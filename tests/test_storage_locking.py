@@ -107,8 +107,10 @@ async def test_lock_held_too_long_gives_storage_unavailable(tmp_path: Path) -> N
         await db.close()
 
 
-async def test_other_tasks_run_while_waiting_for_lock(tmp_path: Path) -> None:
-    """The busy wait happens in aiosqlite's thread, not on the event loop."""
+@pytest.mark.parametrize("kind", ["statement", "run_transaction"])
+async def test_other_tasks_run_while_waiting_for_lock(tmp_path: Path, kind: str) -> None:
+    """The busy wait happens in aiosqlite's thread, not on the event loop (also for
+    run_transaction, which otherwise runs its statements on the loop's thread)."""
     path = tmp_path / "loop.db"
     db = await Database.open(path)
     ticks = 0
@@ -122,8 +124,14 @@ async def test_other_tasks_run_while_waiting_for_lock(tmp_path: Path) -> None:
     task = asyncio.create_task(ticker())
     try:
         with lock_held_by_other_process(path, 0.5):
-            await repo.upsert_user(db, 1, "x")
+            if kind == "statement":
+                await repo.upsert_user(db, 1, "x")
+            else:
+                await db.run_transaction(lambda tx: repo.upsert_user(tx, 1, "x"))
         assert ticks >= 5
+        assert (await repo.get_user(db, 1)) is not None
+        # the connection still waits for other processes as configured
+        assert await db.pragma("busy_timeout") == db.busy_timeout_ms
     finally:
         task.cancel()
         await db.close()
