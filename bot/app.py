@@ -23,6 +23,7 @@ from telegram.ext import (
     Defaults,
 )
 
+from bot.aiohttp_request import AiohttpRequest
 from bot.config import Settings
 from bot.features import (
     auction,
@@ -68,6 +69,9 @@ def build_application(
             overall_max_rate=OVERALL_MESSAGES_PER_SECOND, max_retries=3,
         ))
         .concurrent_updates(PerChatUpdateProcessor())
+        # aiohttp instead of PTB's httpx: ~1 ms less CPU per call (bot/aiohttp_request.py)
+        .request(AiohttpRequest())
+        .get_updates_request(AiohttpRequest(connection_pool_size=1))
         .post_init(_post_init)
         .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
