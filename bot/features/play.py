@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Parse -> apply through the service -> render in the background -> answer.
+    """Parse -> apply through the service -> answer -> render in the background.
 
     Nothing but the move comes before the answer (the language is looked up only for an
     alert): the answer is what the player waits for."""
@@ -39,12 +39,14 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except StorageUnavailable:  # nothing saved; the group is told by Tables
         await refuse(update, context, "storage.not_saved")
         return
-    # the move is stored: render it whatever happens to the answer
-    context.application.create_task(rt.tables.after(applied), update=update)
     try:
         await query.answer()
     except TelegramError as exc:
         log.warning("could not answer the press of %s: %s", query.from_user.id, exc)
+    finally:
+        # the move is stored: render it whatever happens to the answer, but only once
+        # the answer is on its way (the task would run first at the answer's first await)
+        context.application.create_task(rt.tables.after(applied), update=update)
 
 
 async def refuse(
