@@ -175,6 +175,9 @@ class FakeMessage:
     edit_date: int | None = None
     history: list[MessageVersion] = field(default_factory=list)
     deleted: bool = False
+    _parsed_keyboard: tuple[dict[str, Any] | None, list[list[Button]]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     # -- convenience for tests ---------------------------------------------------------
     @property
@@ -192,8 +195,13 @@ class FakeMessage:
 
     @property
     def keyboard(self) -> list[list[Button]]:
-        """Inline keyboard rows."""
-        return inline_buttons(self.reply_markup)
+        """Inline keyboard rows (parsed once per markup: simulated players look for their
+        buttons on every redraw)."""
+        markup = self.reply_markup
+        cached = self._parsed_keyboard
+        if cached is None or cached[0] is not markup:
+            cached = self._parsed_keyboard = (markup, inline_buttons(markup))
+        return cached[1]
 
     @property
     def buttons(self) -> list[Button]:
