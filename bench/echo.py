@@ -1,7 +1,9 @@
 """The floor of the load benchmark: a minimal PTB Application that answers every update
 once (callback queries with answerCallbackQuery, messages with one reply), long polling
 like the real bot. Reads ``BOT_TOKEN``, ``TELEGRAM_BASE_URL`` and
-``TELEGRAM_BASE_FILE_URL`` from the environment.
+``TELEGRAM_BASE_FILE_URL`` from the environment, and ``ECHO_HTTP``: ``httpx`` (default:
+PTB's own HTTP backend, a truly minimal Application) or ``aiohttp`` (the bot's backend,
+:mod:`bot.aiohttp_request`, for a floor with the same HTTP cost per call).
 
     python -m bench.echo
 """
@@ -32,6 +34,12 @@ def main() -> None:
         builder = builder.base_url(os.environ["TELEGRAM_BASE_URL"])
     if os.environ.get("TELEGRAM_BASE_FILE_URL"):
         builder = builder.base_file_url(os.environ["TELEGRAM_BASE_FILE_URL"])
+    if os.environ.get("ECHO_HTTP", "httpx") == "aiohttp":
+        from bot.aiohttp_request import AiohttpRequest
+
+        builder = builder.request(AiohttpRequest()).get_updates_request(
+            AiohttpRequest(connection_pool_size=1)
+        )
     app = builder.build()
     app.add_handler(CallbackQueryHandler(on_query))
     app.add_handler(MessageHandler(filters.ALL, on_message))

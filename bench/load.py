@@ -73,6 +73,8 @@ class Figures:
     echo_p95: float = 0.0
     echo_p99: float = 0.0
     echo_updates: int = 0
+    #: The echo bot on the bot's own HTTP backend (aiohttp), when measured.
+    echo_same_http: tuple[float, float, float] | None = None
     slowest: list[str] = field(default_factory=list)
 
 
@@ -217,15 +219,18 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
             await bot.kill()
         # the echo bot, same server, same click rate
         rate = figures.callbacks / max(figures.seconds, 1e-9)
-        await run_echo(args, tg, workdir, tables, rate, figures)
+        await run_echo(args, tg, workdir, tables, rate, figures, "httpx")
+        if args.echo_http == "both":
+            await run_echo(args, tg, workdir, tables, rate, figures, "aiohttp")
     return figures
 
 
 async def run_echo(
     args: argparse.Namespace, tg: FakeTelegram, workdir: Path, tables: int, rate: float,
-    figures: Figures,
+    figures: Figures, http: str,
 ) -> None:
-    echo = BotProcess(tg, workdir, module="bench.echo", name=f"echo{tables}")
+    echo = BotProcess(tg, workdir, module="bench.echo", name=f"echo{tables}{http}",
+                      env={"ECHO_HTTP": http})
     await echo.start()
     try:
         rng = random.Random(args.seed + 1)
@@ -238,7 +243,7 @@ async def run_echo(
                 reply_markup={"inline_keyboard": [[{"text": "x", "callback_data": "e"}]]},
             )
             targets += [(user, message) for user in users]
-        seconds = min(args.seconds, args.echo_seconds)
+        seconds = args.seconds if args.echo_seconds is None else args.echo_seconds
         t0 = time.monotonic()
         loop = asyncio.get_running_loop()
         end = loop.time() + seconds
@@ -254,10 +259,12 @@ async def run_echo(
             await asyncio.sleep(0.2)
         latencies = [u.latency for u in window(tg.update_log, t0, t1)
                      if u.kind == "callback_query" and u.latency is not None]
-        figures.echo_updates = len(latencies)
-        figures.echo_p50 = percentile(latencies, 50)
-        figures.echo_p95 = percentile(latencies, 95)
-        figures.echo_p99 = percentile(latencies, 99)
+        p50, p95, p99 = (percentile(latencies, q) for q in (50, 95, 99))
+        if http == "httpx":
+            figures.echo_updates = len(latencies)
+            figures.echo_p50, figures.echo_p95, figures.echo_p99 = p50, p95, p99
+        else:
+            figures.echo_same_http = (p50, p95, p99)
     finally:
         await echo.kill()
 
@@ -291,6 +298,11 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
         if f.echo_p95 == f.echo_p95 and f.p95 == f.p95:
             ratio = f.p95 / f.echo_p95 if f.echo_p95 else float("inf")
             verdict.append(f"p95 = {ratio:.1f}× echo")
+        if f.echo_same_http is not None:
+            same = f.echo_same_http
+            ratio = f.p95 / same[1] if same[1] else float("inf")
+            verdict.append(f"{ratio:.1f}× the echo on aiohttp (p50/p95/p99 "
+                           f"{ms(same[0])}/{ms(same[1])}/{ms(same[2])} ms)")
         verdict.append("no update older than 2 s" if not f.older_than_2s
                        else f"{f.older_than_2s} updates older than 2 s")
         verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")
@@ -314,8 +326,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=10, help="play before measuring")
     parser.add_argument("--think", type=float, default=1.0,
                         help="mean seconds a human waits before clicking (uniform 0.5×..1.5×)")
-    parser.add_argument("--echo-seconds", type=float, default=30,
-                        help="length of the echo bot's run (at most --seconds)")
+    parser.add_argument("--echo-seconds", type=float, default=None,
+                        help="length of each echo bot run (default: --seconds, so that both "
+                             "are as exposed to the machine's hiccups)")
+    parser.add_argument("--echo-http", choices=("httpx", "both"), default="both",
+                        help="the echo bot on PTB's default HTTP backend only, or also on "
+                             "the bot's (aiohttp), as a floor with the same cost per call")
     parser.add_argument("--grace", type=float, default=30,
                         help="seconds after the window for late updates to be handled")
     parser.add_argument("--seed", type=int, default=1)

@@ -23,9 +23,9 @@ def main() -> int:
 
     from bot.app import build_application
 
-    # A move is stored on the database thread while the event loop sends edits: hand the
-    # GIL over after 1 ms instead of CPython's 5 ms, or each statement of a click can wait
-    # that long behind the loop (click latency under load, see bench/README.md).
+    # Redraws read and write on the database thread while the event loop sends edits:
+    # hand the GIL over after 1 ms instead of CPython's 5 ms, or each of their statements
+    # can wait that long behind the loop, holding the connection a press may need.
     sys.setswitchinterval(0.001)
     app = build_application(settings)
     try:
