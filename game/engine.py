@@ -217,22 +217,52 @@ class Game:
             and not any(CARD_POINTS[c] for c in self.hands[seat])
         )
 
+    def min_call_points(self) -> int | None:
+        """The lowest N a "2 a N" (or obbligato) call may name now; None when none may.
+
+        Public: it depends on the current call only, not on anyone's hand.
+        """
+        if self._phase is not Phase.AUCTION:
+            return None
+        bid = self.current_bid
+        low = bid.points + 1 if isinstance(bid, BidTwo | BidObbligato) else MIN_POINTS
+        return low if low <= MAX_POINTS else None
+
+    def public_calls(self) -> list[Action]:
+        """The calls the seat on turn may make as far as the table knows.
+
+        Pass, the ranks below the current call and "a carichi" (if played); "2 a N" from
+        :meth:`min_call_points`. What depends on the hand is not here: R30 may forbid a
+        rank the caller holds four of, obbligato and monte need the hand, so a press of a
+        public call can still be refused by :meth:`verify`.
+        """
+        if self._phase is not Phase.AUCTION:
+            return []
+        result: list[Action] = [PASS]
+        result.extend(self._callable_ranks())
+        if self.options.a_carichi:
+            result.append(CARICHI)
+        return result
+
+    def _callable_ranks(self) -> list[Action]:
+        """Rank calls below the current call, before R30 (empty once at "2 a N")."""
+        bid = self.current_bid
+        if isinstance(bid, BidTwo | BidObbligato):
+            return []
+        weakest = int(bid.rank) if isinstance(bid, BidRank) else -1
+        ranks = [RANK_BIDS[rank] for rank in self.rules.bid_ranks if int(rank) > weakest]
+        return [action for action in ranks if action is not None]
+
     def _auction_actions(self, seat: int) -> list[Action]:
         result: list[Action] = []
         if seat == self.turn:
             result.append(PASS)
-            bid = self.current_bid
-            if isinstance(bid, BidTwo | BidObbligato):
-                low = bid.points + 1
-            else:
-                low = MIN_POINTS
-                weakest = int(bid.rank) if isinstance(bid, BidRank) else -1
-                for rank in self.rules.bid_ranks:
-                    if int(rank) > weakest and self._may_call_rank(seat, int(rank)):
-                        action = RANK_BIDS[rank]
-                        assert action is not None
-                        result.append(action)
-            if low <= MAX_POINTS:
+            for action in self._callable_ranks():
+                assert isinstance(action, BidRank)
+                if self._may_call_rank(seat, int(action.rank)):
+                    result.append(action)
+            low = self.min_call_points()
+            if low is not None:
                 if self._may_call_rank(seat, _DUE):
                     result.extend(TWO_BIDS[low:])
                 if self.options.chiamata_obbligata:

@@ -46,6 +46,11 @@ class View:
     passed: tuple[bool, ...]
     current_bid: str | None
     current_bidder: int | None
+    #: Calls the seat on turn may make as far as the table knows (pass, ranks, "K"):
+    #: :meth:`Game.public_calls`. The seat's own ``legal`` may be narrower (R30).
+    public_calls: tuple[str, ...]
+    #: Lowest N for "2 a N" now, None when no call at points is left (or not auction).
+    min_call_points: int | None
     chiamante: int | None
     contract: str | None
     contract_rank: int | None
@@ -123,6 +128,8 @@ def build_view(game: Game, seat: int | None) -> View:
         passed=tuple(game.passed),
         current_bid=game.current_bid.code if game.current_bid is not None else None,
         current_bidder=game.bidder,
+        public_calls=tuple(a.code for a in game.public_calls()),
+        min_call_points=game.min_call_points(),
         chiamante=chiamante,
         contract=game.contract,
         contract_rank=game.contract_rank,

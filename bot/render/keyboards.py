@@ -1,8 +1,9 @@
 """Pure inline-keyboard builders. Every callback data goes through :mod:`bot.callbacks`.
 
-The group auction keyboard is built from public facts only (the current call and the
-table options), never from a hand: hand-dependent calls (obbligato, monte) are offered
-in the player's private chat. The core re-validates every press.
+The group auction keyboard is built from public facts only (the core's public calls,
+``View.public_calls`` and ``View.min_call_points``), never from a hand: hand-dependent
+calls (obbligato, monte) are offered in the player's private chat. The core re-validates
+every press.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from bot.i18n import tr
 from bot.prefs import MENU, Prefs, current_value
 from bot.render.texts import bid_text, card_label, rank_name, suit_name
 from game import View
-from game.actions import MAX_POINTS, MIN_POINTS
-from game.cards import RANK_CODES, card_code
-from game.options import Ruleset
+from game.actions import MAX_POINTS
+from game.cards import card_code
 
 #: Calls that need a second tap (R: protect against costly accidental taps).
 COSTLY_PREFIXES = ("K", "M")
@@ -66,48 +66,21 @@ def lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
 # --------------------------------------------------------------------------- auction
 
 
-def public_bids(view: View) -> list[str]:
-    """Calls that may be shown in the group: depend on the current call only."""
-    codes = ["P"]
-    bid = view.current_bid
-    at_two = bid is not None and bid[0] in "to"
-    if not at_two:
-        weakest = RANK_CODES.index(bid[1]) if bid is not None and bid[0] == "r" else -1
-        for rank in Ruleset.for_options(view.options).bid_ranks:
-            if int(rank) > weakest:
-                codes.append("r" + RANK_CODES[int(rank)])
-    low = min_two_points(view)
-    if low <= MAX_POINTS:
-        codes.append(f"t{low}")
-    if view.options.a_carichi:
-        codes.append("K")
-    return codes
-
-
-def min_two_points(view: View) -> int:
-    bid = view.current_bid
-    if bid is not None and bid[0] == "t":
-        return int(bid[1:]) + 1
-    if bid is not None and bid[0] == "o":
-        return int(bid.split(".")[1]) + 1
-    return MIN_POINTS
-
-
 def auction_group_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
     if view.phase != "auction":
         return None
     style = view.options.deck_style.value
     v = view.version
-    ranks = [c for c in public_bids(view) if c.startswith("r")]
+    ranks = [c for c in view.public_calls if c.startswith("r")]
     rows = [
         [_btn(rank_name(style, c[1:]), cb.action(game_id, v, c)) for c in ranks[i : i + 5]]
         for i in range(0, len(ranks), 5)
     ]
     last: list[InlineKeyboardButton] = []
-    low = min_two_points(view)
-    if low <= MAX_POINTS:
+    low = view.min_call_points
+    if low is not None:
         last.append(_btn(tr(lang, "btn.two_pick", points=low), cb.picker(game_id, v, "t", low)))
-    if view.options.a_carichi:
+    if "K" in view.public_calls:
         last.append(_btn(bid_text(lang, style, "K"), cb.confirm(game_id, v, "K")))
     rows.append(last)
     rows.append([_btn(tr(lang, "btn.pass"), cb.action(game_id, v, "P"))])
@@ -118,7 +91,9 @@ def picker_keyboard(
     lang: str, game_id: int, view: View, prefix: str, points: int
 ) -> InlineKeyboardMarkup | None:
     """Choose N for "2 a N" (``t``) or "r obbligato a N" (``o<rank>``); confirm or go back."""
-    low = min_two_points(view)
+    low = view.min_call_points
+    if low is None:
+        return None
     points = max(low, min(MAX_POINTS, points))
     v = view.version
     steps = []
@@ -192,10 +167,11 @@ def private_keyboard(
         )
     if view.phase == "auction":
         rows: list[list[InlineKeyboardButton]] = []
-        low = min_two_points(view)
-        for rank in _obbligato_ranks(view):
-            label = tr(lang, "btn.obbligato_pick", rank=rank_name(style, rank))
-            rows.append([_btn(label, cb.picker(game_id, v, "o" + rank, low))])
+        low = view.min_call_points
+        if low is not None:  # obbligato calls are at points: none are left without
+            for rank in _obbligato_ranks(view):
+                label = tr(lang, "btn.obbligato_pick", rank=rank_name(style, rank))
+                rows.append([_btn(label, cb.picker(game_id, v, "o" + rank, low))])
         if "M" in view.legal:
             rows.append([_btn(bid_text(lang, style, "M"), cb.confirm(game_id, v, "M"))])
         return markup(rows)

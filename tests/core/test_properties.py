@@ -177,3 +177,34 @@ def test_partner_and_trump_reveals_happen_exactly_once_per_smazzata() -> None:
         partners = [e for e in game.history if isinstance(e, PartnerRevealed)]
         card_contracts = [e for e in scored if e.contract != "carichi"]
         assert len(reveals) == len(card_contracts) == len(partners)
+
+
+def check_public_calls(game: Game) -> None:
+    """The group's calls are the legal ones of the seat on turn, before the hand's limits."""
+    seat = game.current_seat()
+    public = {a.code for a in game.public_calls()}
+    low = game.min_call_points()
+    if seat is None or game.phase.value != "auction":
+        assert not public and low is None
+        return
+    legal = {a.code for a in game.legal_actions(seat)} - {"M"}
+    free = {code for code in legal if not code.startswith(("t", "o"))}
+    assert free <= public
+    if game.options.in_mano:  # R30 limits nothing: exactly what the seat may call
+        assert free == public
+    at_points = [int(code[1:].split(".")[-1]) for code in legal if code.startswith(("t", "o"))]
+    if at_points:
+        assert low == min(at_points)
+    if low is not None and game.options.in_mano:
+        assert f"t{low}" in legal
+
+
+def test_public_calls_are_the_legal_calls_before_the_hand_in_every_combination() -> None:
+    for index, combo in enumerate(ALL_COMBINATIONS):
+        options = TableOptions.model_validate(combo)
+        game = Game.new(options, random.Random(index))
+        rng = random.Random(index + 1)
+        while not game.is_over():
+            check_public_calls(game)
+            seat, legal = random_move(game, rng)
+            game.apply(seat, legal[rng.randrange(len(legal))])

@@ -307,3 +307,29 @@ def test_R43_a_carichi_is_scored_solo() -> None:
     assert scored.socio is None and scored.contract == "carichi"
     assert abs(scored.deltas[1]) == 4 * scored.multiplier
     assert sum(scored.deltas) == 0
+
+
+# --- what the table knows of the calls (the group keyboard) ------------------------
+
+
+def test_public_calls_follow_the_current_call_and_ignore_the_hand() -> None:
+    game = deal({1: "Rc Rd Rs Rb 2c 2d 2s 2b"}, in_mano=False, a_carichi=True)
+    assert [a.code for a in game.public_calls()] == ["P"] + [f"r{r}" for r in "A3RCF7654"] + ["K"]
+    assert game.min_call_points() == 61
+    # Seat 1 may not call the Re nor a 2 (R30), but the table cannot know that.
+    assert "rR" not in codes(game, 1) and "rR" in game.view(None).public_calls
+    act(game, 1, "rC")
+    assert [a.code for a in game.public_calls()] == ["P", "rF", "r7", "r6", "r5", "r4", "K"]
+    act(game, 2, "t70")
+    view = game.view(None)
+    assert view.public_calls == ("P", "K") and view.min_call_points == 71
+    act(game, 3, "t120")
+    assert game.min_call_points() is None and game.view(None).min_call_points is None
+
+
+def test_no_public_calls_outside_the_auction() -> None:
+    game = deal()
+    run(game, [(1, "r3"), (2, "P"), (3, "P"), (4, "P"), (0, "P")])
+    assert game.public_calls() == [] and game.min_call_points() is None
+    view = game.view(None)
+    assert view.public_calls == () and view.min_call_points is None
