@@ -1,4 +1,8 @@
-"""/regole: the rules with this chat's options, in the chat's language."""
+"""/regole: the rules with this chat's options, in the chat's language.
+
+While a match is being played in the group, its own options (fixed when it started):
+the chat's may have changed since, for the next match.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from telegram.ext import Application, CommandHandler, ContextTypes
 from bot.i18n import tr
 from bot.prefs import Prefs
 from bot.render import texts
-from bot.runtime import is_group, rt_of
+from bot.runtime import is_group, rt_of, thread_of
+from bot.tables import prefs_of
+from storage import repo
 
 
 def rules_text(lang: str, prefs: Prefs) -> str:
@@ -43,6 +49,9 @@ async def cmd_rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     assert chat and message
     if is_group(update):
         prefs = await rt.chat_prefs(chat.id)
+        row = await repo.get_active_game(rt.db, chat.id, thread_of(message))
+        if row is not None and row.status == "playing":
+            prefs = prefs_of(row).model_copy(update={"language": prefs.language})
     else:
         lang = await rt.user_language(update.effective_user)
         prefs = (await rt.chat_prefs(chat.id)).model_copy(update={"language": lang})

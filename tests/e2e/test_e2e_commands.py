@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from bot.features.help import GROUP_COMMANDS, PRIVATE_COMMANDS
 from bot.prefs import with_value
 from bot.tables import ui_of
+from game import Game, TableOptions
 from storage import repo
 from tests.conftest import SPEED, make_bot
 from tests.e2e.driver import cheap_policy, small_table
@@ -85,6 +87,17 @@ async def test_menus_help_rules_and_wrong_chats(tg: Any, tmp_path: Path) -> None
         assert "ends the auction at once" in rules.content
         rules = await answer(ugo, ugo, "/regole")  # private: the user's language
         assert "Regole della Briscola chiamata" in rules.content
+        # A match being played keeps the options it started with (a carichi off).
+        game_id = await repo.create_lobby(bot.rt.db, group.id, 0, ugo.id, with_value(
+            prefs, "a_carichi", "off").to_json())
+        rules = await answer(group, ugo, "/rules")
+        assert "ends the auction at once" in rules.content  # a lobby: the chat's options
+        snapshot = Game.new(TableOptions(), random.Random(1)).to_json()
+        await repo.start_game(bot.rt.db, game_id, 1, snapshot)
+        rules = await answer(group, ugo, "/rules")
+        assert "Briscola chiamata rules" in rules.content  # still the chat's language
+        assert "ends the auction at once" not in rules.content
+        await repo.set_status(bot.rt.db, game_id, "cancelled")
 
         wrong = await answer(ugo, ugo, "/nuova")
         assert "si usa in un gruppo" in wrong.content
