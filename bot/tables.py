@@ -45,15 +45,18 @@ from game.events import (
     SmazzataScored,
     TrickWon,
 )
-from storage import Actor, GameRow, SeatRow, StorageUnavailable, repo, urgent
+from storage import Actor, FinishedGameRow, GameRow, SeatRow, StorageUnavailable, repo, urgent
 
 log = logging.getLogger(__name__)
 
 #: Seconds between two "cannot save" notices in the same group (one per outage).
 STORAGE_NOTICE_SECONDS = 300.0
+#: After a restart, matches that ended this recently still get their final messages if
+#: the bot stopped before delivering them; older ones are left alone.
+FINISHED_REDRAW_SECONDS = 7 * 24 * 3600
 
 
-def ui_of(row: GameRow) -> dict[str, Any]:
+def ui_of(row: GameRow | FinishedGameRow) -> dict[str, Any]:
     try:
         data = json.loads(row.ui_json or "{}")
     except ValueError:
@@ -664,7 +667,8 @@ class Tables:
         """After a restart: re-render every running game, re-arm timers, resume computers.
 
         ``ui["rv"]`` is the last version whose messages were *delivered*: the games whose
-        edits were queued or in flight when the process stopped are redrawn."""
+        edits were queued or in flight when the process stopped are redrawn, and so are
+        the matches that ended meanwhile (their last results and final scores)."""
         for row in await repo.list_unfinished_games(self.db):
             if row.status != "playing":
                 continue
@@ -675,6 +679,16 @@ class Tables:
             except Exception:
                 log.exception("could not resume game %s", row.game_id)
             self.kick(row.game_id)
+        since = self.db.now() - FINISHED_REDRAW_SECONDS
+        for finished in await repo.list_finished_games(self.db, since):
+            if ui_of(finished).get("rv") == finished.version:
+                continue
+            # the last move was stored, its results (or the final scores) never delivered
+            self.outbox.assume_recent_use(finished.chat_id)
+            try:
+                await self.sync(finished.game_id, [])
+            except Exception:
+                log.exception("could not finish drawing game %s", finished.game_id)
 
     async def close(self) -> None:
         self._closing = True

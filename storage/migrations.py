@@ -174,7 +174,20 @@ async def upgrade_v2(tx: Transaction) -> None:
     await _run_all(tx, _V2)
 
 
-MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2]
+# --------------------------------------------------------------------------- v2 -> v3
+
+_V3 = (
+    # list_undrawn_finished_games() at start-up: the recently finished games only.
+    "CREATE INDEX games_finished ON games (finished_at) WHERE status = 'finished'",
+)
+
+
+async def upgrade_v3(tx: Transaction) -> None:
+    """Index of finished games by time (their last redraw is checked after a restart)."""
+    await _run_all(tx, _V3)
+
+
+MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2, upgrade_v3]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "Actor",
     "ChatMigrationResult",
     "ChatRow",
+    "FinishedGameRow",
     "GameRow",
     "GameStatus",
     "ScoreDelta",
@@ -231,6 +232,17 @@ class ScoreDelta:
     points: int
     won: bool = False
     chiamante: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedGameRow:
+    """A finished game's version and UI state, without its snapshot or seats."""
+
+    game_id: int
+    chat_id: int
+    version: int
+    ui_json: str
+    finished_at: int
 
 
 @dataclass(frozen=True, slots=True)

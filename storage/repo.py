@@ -37,6 +37,7 @@ from .models import (
     Actor,
     ChatMigrationResult,
     ChatRow,
+    FinishedGameRow,
     GameRow,
     GameStatus,
     ScoreDelta,
@@ -58,6 +59,7 @@ __all__ = [
     "get_score",
     "get_user",
     "leaderboard",
+    "list_finished_games",
     "list_unfinished_games",
     "load_actions",
     "load_smazzata_results",
@@ -313,6 +315,20 @@ async def get_active_game(ex: Executor, chat_id: int, thread_id: int = 0) -> Gam
 async def list_unfinished_games(ex: Executor) -> list[GameRow]:
     """All games in ``lobby`` or ``playing`` status (to resume after a restart)."""
     return await _select_games(ex, f"g.status IN {_ACTIVE_SQL}", ())
+
+
+async def list_finished_games(ex: Executor, since: int) -> list[FinishedGameRow]:
+    """Games that finished at or after ``since`` (unix seconds), oldest first, without
+    their snapshots (after a restart: which of them still need their last redraw)."""
+    rows = await ex.fetch(
+        "SELECT game_id, chat_id, version, ui_json, finished_at FROM games "
+        "WHERE status = 'finished' AND finished_at >= ? ORDER BY finished_at, game_id",
+        (since,),
+    )
+    return [
+        FinishedGameRow(r["game_id"], r["chat_id"], r["version"], r["ui_json"], r["finished_at"])
+        for r in rows
+    ]
 
 
 async def games_of_user(ex: Executor, user_id: int, *, active_only: bool = True) -> list[GameRow]:

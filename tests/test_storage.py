@@ -724,6 +724,32 @@ async def test_record_action_optimistic_concurrency(db: Database, clock: FakeClo
         await repo.record_action(db, gid, 6, 0, "P", "robot", 1, "{}")  # type: ignore[arg-type]
 
 
+async def test_list_finished_games_since(db: Database, clock: FakeClock) -> None:
+    """Only finished games, from ``since`` on, oldest first, with their UI and version."""
+    first, second, running = [await _playing_game(db, chat) for chat in (-1, -2, -3)]
+    cancelled = await _playing_game(db, -4)
+    await repo.set_status(db, cancelled, "cancelled")
+    await repo.record_action(db, first, 0, 0, "P", "human", 1, "{}", "finished")
+    start = int(clock.t)
+    clock.t += 100
+    await repo.patch_ui(db, second, {"rv": 1})
+    await repo.record_action(db, second, 0, 0, "P", "human", 1, "{}", "finished")
+    assert running and await repo.get_game(db, running) is not None
+    found = await repo.list_finished_games(db, start)
+    assert [(g.game_id, g.chat_id, g.version, g.finished_at) for g in found] == [
+        (first, -1, 1, start), (second, -2, 1, start + 100)
+    ]
+    assert json.loads(found[1].ui_json) == {"rv": 1}
+    assert [g.game_id for g in await repo.list_finished_games(db, start + 1)] == [second]
+    plan = " ".join(
+        str(tuple(r)) for r in await db.fetch(
+            "EXPLAIN QUERY PLAN SELECT game_id FROM games "
+            "WHERE status = 'finished' AND finished_at >= ?", (start,),
+        )
+    )
+    assert "games_finished" in plan, plan
+
+
 async def test_concurrent_clicks_exactly_one_wins(db: Database) -> None:
     gid = await _playing_game(db)
 

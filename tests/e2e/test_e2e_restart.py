@@ -3,9 +3,11 @@ database, and finish the match; buttons drawn before the restart keep working.""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+from bot.tables import ui_of
 from tests.conftest import make_bot
 from tests.e2e.driver import cheap_policy
 from tests.e2e.test_e2e_match import (
@@ -113,3 +115,71 @@ async def test_every_result_is_posted_after_falling_behind(tg: Any, tmp_path: Pa
 
 def results(tg: Any, group: Any) -> list[Any]:
     return [m for m in tg.chat_messages(group, from_bot=True) if "Fine della smazzata" in m.content]
+
+
+async def test_match_that_ended_while_the_bot_was_down_is_announced(
+    tg: Any, tmp_path: Path
+) -> None:
+    """The last moves of a match are stored but the bot stops before drawing them: after
+    the restart the group gets the last result and the final scores, once, and the table
+    and hands lose their buttons."""
+    from bot import players
+    from bot.service import GameService
+    from storage import Database, repo
+    from tests.e2e.driver import small_table
+
+    db_path = tmp_path / "bot.db"
+    bot = await make_bot(tg, db_path, computer_delay_seconds=30).start()  # computers wait
+    ugo = tg.add_user("Ugo", language_code="it")
+    await ugo.start_bot()
+    group = tg.add_group("Tavolo", [ugo], admins=[ugo])
+    try:
+        table = await small_table(tg, bot, group, [ugo], match_end="hands:1")
+        await ugo.send(group, "/inizia")
+        await tg.wait_for_message(group, "Smazzata 1")
+        await bot.rt.outbox.drain()
+    finally:
+        await bot.stop()
+
+    db = await Database.open(db_path)
+    try:
+        service = GameService(db)
+        assert table.game_id is not None
+        while True:
+            row = await service.row(table.game_id)
+            game = service.game_of(row)
+            if game.is_over():
+                break
+            seat = game.current_seat()
+            assert seat is not None
+            action = players.choose("facile", row.version, game.view(seat))
+            await service.apply(row.game_id, row.version, seat, action.code, "computer")
+        assert row.status == "finished"
+    finally:
+        await db.close()
+    assert not finals(tg, group)
+
+    bot = await make_bot(tg, db_path).start()
+    try:
+        await tg.wait_for_message(group, "Partita finita", timeout=10)
+        await bot.rt.outbox.drain()
+        assert len(results(tg, group)) == 1
+        row = await repo.get_game(bot.rt.db, table.game_id)
+        assert row is not None and ui_of(row).get("rv") == row.version
+        for message in tg.chat_messages(group, from_bot=True) + tg.chat_messages(ugo):
+            assert not [b for b in message.buttons if b.callback_data], message.content
+    finally:
+        await bot.stop()
+
+    bot = await make_bot(tg, db_path).start()  # drawn: a further restart posts nothing
+    try:
+        await asyncio.sleep(0.5)
+        await bot.rt.outbox.drain()
+        assert len(finals(tg, group)) == 1 and len(results(tg, group)) == 1
+        assert not tg.errors and not tg.flood_violations
+    finally:
+        await bot.stop()
+
+
+def finals(tg: Any, group: Any) -> list[Any]:
+    return [m for m in tg.chat_messages(group, from_bot=True) if "Partita finita" in m.content]
