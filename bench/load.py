@@ -1,6 +1,8 @@
 """Load benchmark: the real bot (``python -m bot`` in a subprocess) against the fake Bot
 API server, N tables of five simulated humans clicking at a set pace, then an echo bot
-(``bench.echo``) on the same server with the same rate of clicks as the floor.
+(``bench.echo``) on the same server with the same rate of clicks as the floor; and an
+echo bot alongside, clicked during the bot's window on a second fake server in the same
+process (the same machine and harness load as the bot).
 
     python -m bench.load --tables 10 50 200 --seconds 60
 
@@ -29,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +78,10 @@ class Figures:
     echo_updates: int = 0
     #: The echo bot on the bot's own HTTP backend (aiohttp), when measured.
     echo_same_http: tuple[float, float, float] | None = None
+    #: The echo bot measured at the same time as the bot (its own fake server in the
+    #: harness's process and loop), when measured.
+    echo_alongside: tuple[float, float, float] | None = None
+    echo_alongside_updates: int = 0
     slowest: list[str] = field(default_factory=list)
 
 
@@ -120,11 +127,12 @@ def window(updates: list[PendingUpdate], t0: float, t1: float) -> list[PendingUp
 async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figures:
     figures = Figures(tables)
     flood: Any = not args.no_flood
-    async with FakeTelegram(flood=flood) as tg:
+    async with FakeTelegram(flood=flood) as tg, FakeTelegram(flood=flood) as side_tg:
         tg.world.keep_update_log = True
         bot = BotProcess(tg, workdir, name=f"bot{tables}", env={"LOG_LEVEL": args.log_level})
         await bot.start()
         reader = await open_reader(bot.db_path)
+        side: EchoBot | None = None
         try:
             rss_idle, _ = bot.memory_kib()
             world = World(tg, reader)
@@ -143,8 +151,17 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
                         await table.open_and_start(0, timeout=600)
 
             players = [asyncio.create_task(keep_playing(t)) for t in sims]
+            if args.echo_alongside:
+                side = EchoBot(side_tg, workdir, tables, "httpx", f"echo{tables}alongside",
+                               args.seed + 2)
+                await side.start()
+            warm0 = time.monotonic()
             await asyncio.sleep(args.warmup)
             t0 = time.monotonic()
+            side_clicks = None
+            if side is not None:  # at the rate the tables have clicked since the warm-up
+                clicks = ClickRate(tg, warm0)
+                side_clicks = asyncio.create_task(side.click(clicks.rate, args.seconds))
             cpu0, harness0 = bot.cpu_seconds(), time.process_time()
             size0, smz0, act0 = await db_size_and_smazzate(reader)
             calls0 = len(tg.calls)
@@ -158,6 +175,7 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
             for task in players:
                 task.cancel()
             await asyncio.gather(*players, return_exceptions=True)
+            side_window = None if side_clicks is None else await side_clicks
             # grace: whatever was offered in the window must still be handled
             grace_end = loop.time() + args.grace
             while loop.time() < grace_end:
@@ -208,12 +226,18 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
                 figures.actions_per_smazzata = per
                 figures.db_kib_per_1000 = (size1 - size0) / 1024 / figures.actions * per * 1000
                 figures.calls_per_smazzata = len(calls) / figures.actions * per
+            if side is not None and side_window is not None:
+                side_latencies = await side.latencies(*side_window, args.grace)
+                figures.echo_alongside = percentiles(side_latencies)
+                figures.echo_alongside_updates = len(side_latencies)
             problems = bot.problems()
             if problems:
                 print(f"  [bot log: {len(problems)} error lines, e.g. {problems[0][:160]}]",
                       file=sys.stderr)
         finally:
             await reader.close()
+            if side is not None:
+                await side.kill()
             with contextlib.suppress(Exception):
                 await bot.stop(timeout=10)
             await bot.kill()
@@ -225,46 +249,104 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
     return figures
 
 
+class ClickRate:
+    """Callback queries per second on ``tg`` since ``since`` (monotonic), counted
+    incrementally from the fake's update log."""
+
+    def __init__(self, tg: FakeTelegram, since: float) -> None:
+        self.log = tg.update_log
+        self.since = since
+        self.seen = 0
+        self.count = 0
+
+    def rate(self) -> float:
+        fresh = self.log[self.seen :]
+        self.seen = len(self.log)
+        self.count += sum(
+            1 for u in fresh if u.kind == "callback_query" and u.created_at >= self.since
+        )
+        return self.count / max(time.monotonic() - self.since, 1e-9)
+
+
+class EchoBot:
+    """The floor: ``bench.echo`` in a subprocess, with ``tables`` groups of five users and
+    one button each, pressed by random users at a given rate."""
+
+    def __init__(self, tg: FakeTelegram, workdir: Path, tables: int, http: str, name: str,
+                 seed: int) -> None:
+        self.tg = tg
+        self.tables = tables
+        self.rng = random.Random(seed)
+        self.process = BotProcess(tg, workdir, module="bench.echo", name=name,
+                                  env={"ECHO_HTTP": http})
+        self.targets: list[tuple[Any, Any]] = []
+
+    async def start(self) -> None:
+        self.tg.world.keep_update_log = True
+        await self.process.start()
+        for i in range(self.tables):
+            users = [self.tg.add_user(f"E{i}U{j}") for j in range(5)]
+            group = self.tg.add_group(f"Echo {i}", users)
+            message = self.tg.world.new_message(
+                group, None, text="echo",
+                reply_markup={"inline_keyboard": [[{"text": "x", "callback_data": "e"}]]},
+            )
+            self.targets += [(user, message) for user in users]
+
+    async def click(
+        self, rate: float | Callable[[], float], seconds: float
+    ) -> tuple[float, float]:
+        """Press at ``rate`` per second (Poisson; a callable is asked again before every
+        press) for ``seconds``; return the window."""
+        t0 = time.monotonic()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while loop.time() < end:
+            now_rate = rate() if callable(rate) else rate
+            if now_rate <= 0:
+                await asyncio.sleep(0.1)
+                continue
+            await asyncio.sleep(self.rng.expovariate(now_rate))
+            user, message = self.rng.choice(self.targets)
+            await user.press(message, "e")
+        return t0, time.monotonic()
+
+    async def latencies(self, t0: float, t1: float, grace: float) -> list[float]:
+        """The press → answer latencies of the window (after up to ``grace`` s for the
+        last ones)."""
+        loop = asyncio.get_running_loop()
+        grace_end = loop.time() + grace
+        while loop.time() < grace_end and any(
+            u.handled_at is None for u in window(self.tg.update_log, t0, t1)
+        ):
+            await asyncio.sleep(0.2)
+        return [u.latency for u in window(self.tg.update_log, t0, t1)
+                if u.kind == "callback_query" and u.latency is not None]
+
+    async def kill(self) -> None:
+        await self.process.kill()
+
+
+def percentiles(values: list[float]) -> tuple[float, float, float]:
+    return percentile(values, 50), percentile(values, 95), percentile(values, 99)
+
+
 async def run_echo(
     args: argparse.Namespace, tg: FakeTelegram, workdir: Path, tables: int, rate: float,
     figures: Figures, http: str,
 ) -> None:
-    echo = BotProcess(tg, workdir, module="bench.echo", name=f"echo{tables}{http}",
-                      env={"ECHO_HTTP": http})
+    """The echo bot alone, after the bot, on the bot's fake server."""
+    echo = EchoBot(tg, workdir, tables, http, f"echo{tables}{http}", args.seed + 1)
     await echo.start()
     try:
-        rng = random.Random(args.seed + 1)
-        targets = []
-        for i in range(tables):
-            users = [tg.add_user(f"E{i}U{j}") for j in range(5)]
-            group = tg.add_group(f"Echo {i}", users)
-            message = tg.world.new_message(
-                group, None, text="echo",
-                reply_markup={"inline_keyboard": [[{"text": "x", "callback_data": "e"}]]},
-            )
-            targets += [(user, message) for user in users]
         seconds = args.seconds if args.echo_seconds is None else args.echo_seconds
-        t0 = time.monotonic()
-        loop = asyncio.get_running_loop()
-        end = loop.time() + seconds
-        while loop.time() < end and rate > 0:
-            user, message = rng.choice(targets)
-            await user.press(message, "e")
-            await asyncio.sleep(rng.expovariate(rate))
-        t1 = time.monotonic()
-        grace = loop.time() + args.grace
-        while loop.time() < grace and any(
-            u.handled_at is None for u in window(tg.update_log, t0, t1)
-        ):
-            await asyncio.sleep(0.2)
-        latencies = [u.latency for u in window(tg.update_log, t0, t1)
-                     if u.kind == "callback_query" and u.latency is not None]
-        p50, p95, p99 = (percentile(latencies, q) for q in (50, 95, 99))
+        t0, t1 = await echo.click(rate, seconds)
+        latencies = await echo.latencies(t0, t1, args.grace)
         if http == "httpx":
             figures.echo_updates = len(latencies)
-            figures.echo_p50, figures.echo_p95, figures.echo_p99 = p50, p95, p99
+            figures.echo_p50, figures.echo_p95, figures.echo_p99 = percentiles(latencies)
         else:
-            figures.echo_same_http = (p50, p95, p99)
+            figures.echo_same_http = percentiles(latencies)
     finally:
         await echo.kill()
 
@@ -298,6 +380,12 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
         if f.echo_p95 == f.echo_p95 and f.p95 == f.p95:
             ratio = f.p95 / f.echo_p95 if f.echo_p95 else float("inf")
             verdict.append(f"p95 = {ratio:.1f}× echo")
+        if f.echo_alongside is not None:
+            side = f.echo_alongside
+            ratio = f.p95 / side[1] if side[1] else float("inf")
+            verdict.append(f"{ratio:.1f}× the echo alongside (p50/p95/p99 "
+                           f"{ms(side[0])}/{ms(side[1])}/{ms(side[2])} ms, "
+                           f"{f.echo_alongside_updates} clicks)")
         if f.echo_same_http is not None:
             same = f.echo_same_http
             ratio = f.p95 / same[1] if same[1] else float("inf")
@@ -332,6 +420,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--echo-http", choices=("httpx", "both"), default="both",
                         help="the echo bot on PTB's default HTTP backend only, or also on "
                              "the bot's (aiohttp), as a floor with the same cost per call")
+    parser.add_argument("--echo-alongside", action=argparse.BooleanOptionalAction,
+                        default=True,
+                        help="also measure an echo bot during the bot's window, on a second "
+                             "fake server in the same process (same machine and harness load)")
     parser.add_argument("--grace", type=float, default=30,
                         help="seconds after the window for late updates to be handled")
     parser.add_argument("--seed", type=int, default=1)

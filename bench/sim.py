@@ -362,12 +362,12 @@ class SimTable:
             text = button.text
             answer = await self.tap(self.admin, menu, str(button.callback_data))
             assert not answer.show_alert, answer.text
-            await self.until(
-                lambda text=text: next(
-                    b for b in menu.buttons if b.text.startswith("Fine partita")
-                ).text != text,
-                timeout, "the menu to change",
-            )
+
+            def changed(before: str = text) -> bool:
+                shown = next(b for b in menu.buttons if b.text.startswith("Fine partita"))
+                return bool(shown.text != before)
+
+            await self.until(changed, timeout, "the menu to change")
         raise AssertionError(f"match end {value!r} not offered by the menu")
 
     async def preset_match_end(self, value: str) -> None:

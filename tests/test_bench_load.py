@@ -1,0 +1,30 @@
+"""The load benchmark itself runs end to end and measures what it says (no timing is
+asserted: speed targets live in the benchmark's printed figures, not in tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.load import parse_args, report, run_bot
+
+
+async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: Path) -> None:
+    args = parse_args([
+        "--tables", "2", "--seconds", "4", "--warmup", "2", "--echo-seconds", "2",
+        "--echo-http", "httpx", "--grace", "10", "--think", "0.3", "--log-level", "WARNING",
+    ])
+    figures = await run_bot(args, 2, tmp_path)
+    assert figures.callbacks > 0 and figures.updates >= figures.callbacks
+    assert figures.lost == 0
+    # every click was one stored move and one answer (the simulated humans only press
+    # buttons of their own turn); a click at the window's edges may count on one side only
+    assert abs(figures.actions - figures.callbacks) <= 2
+    assert abs(figures.call_mix["answerCallbackQuery"] - figures.callbacks) <= 2
+    assert 0 < figures.p50 <= figures.p95 <= figures.p99
+    assert figures.echo_updates > 0 and 0 < figures.echo_p50 <= figures.echo_p95
+    assert figures.echo_alongside is not None and figures.echo_alongside_updates > 0
+    assert figures.calls_per_smazzata is not None and figures.calls_per_smazzata > 0
+    assert figures.cpu_per_update > 0 and figures.peak_rss_mib > 0
+    text = report([figures], args)
+    assert text.splitlines()[2].startswith("| 2 | ")
+    assert "the echo alongside" in text and "nothing lost" in text
