@@ -177,7 +177,7 @@ async def upgrade_v2(tx: Transaction) -> None:
 # --------------------------------------------------------------------------- v2 -> v3
 
 _V3 = (
-    # list_undrawn_finished_games() at start-up: the recently finished games only.
+    # list_finished_games() at start-up: the recently finished games only.
     "CREATE INDEX games_finished ON games (finished_at) WHERE status = 'finished'",
 )
 
