@@ -30,7 +30,7 @@ import random
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,7 +159,7 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
             await asyncio.sleep(args.warmup)
             t0 = time.monotonic()
             side_clicks = None
-            if side is not None:  # at the rate the tables have clicked since the warm-up
+            if side is not None:  # at the rate the tables have clicked in the last 10 s
                 clicks = ClickRate(tg, warm0)
                 side_clicks = asyncio.create_task(side.click(clicks.rate, args.seconds))
             cpu0, harness0 = bot.cpu_seconds(), time.process_time()
@@ -250,22 +250,27 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
 
 
 class ClickRate:
-    """Callback queries per second on ``tg`` since ``since`` (monotonic), counted
-    incrementally from the fake's update log."""
+    """Callback queries per second on ``tg`` over the last ``span`` seconds (or since
+    ``since``, monotonic, if more recent), counted incrementally from the update log."""
 
-    def __init__(self, tg: FakeTelegram, since: float) -> None:
+    def __init__(self, tg: FakeTelegram, since: float, span: float = 10.0) -> None:
         self.log = tg.update_log
         self.since = since
+        self.span = span
         self.seen = 0
-        self.count = 0
+        self.recent: deque[float] = deque()
 
     def rate(self) -> float:
         fresh = self.log[self.seen :]
         self.seen = len(self.log)
-        self.count += sum(
-            1 for u in fresh if u.kind == "callback_query" and u.created_at >= self.since
+        self.recent.extend(
+            u.created_at for u in fresh
+            if u.kind == "callback_query" and u.created_at >= self.since
         )
-        return self.count / max(time.monotonic() - self.since, 1e-9)
+        now = time.monotonic()
+        while self.recent and self.recent[0] < now - self.span:
+            self.recent.popleft()
+        return len(self.recent) / max(min(self.span, now - self.since), 1e-9)
 
 
 class EchoBot:
