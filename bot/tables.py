@@ -9,6 +9,7 @@ Message ids live in the game's ``ui_json`` so that edits in place survive restar
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -54,6 +55,9 @@ STORAGE_NOTICE_SECONDS = 300.0
 #: After a restart, matches that ended this recently still get their final messages if
 #: the bot stopped before delivering them; older ones are left alone.
 FINISHED_REDRAW_SECONDS = 7 * 24 * 3600
+#: A turn's clock restarts when its buttons reach the screen more than this late (the
+#: redraw waited for Telegram's limits): players are timed from when they can play.
+CLOCK_SLACK_SECONDS = 2.0
 
 
 def ui_of(row: GameRow | FinishedGameRow) -> dict[str, Any]:
@@ -91,6 +95,14 @@ class Tables:
         self._background: set[asyncio.Task[None]] = set()
         #: Versions drawn but not yet delivered -> (version, chats); see :meth:`_confirm`.
         self._unconfirmed: dict[int, tuple[int, set[int]]] = {}
+        #: The turn clock (see :meth:`_watch_turn`): game -> (version, the chat with the
+        #: buttons of the human in turn, when the turn's clock started) until delivered;
+        #: game -> the last version whose buttons were delivered; (game, version) whose
+        #: timer or reminder fired before that.
+        self._turn_pending: dict[int, tuple[int, int, float]] = {}
+        self._turn_watchers: dict[int, asyncio.Task[None]] = {}
+        self._turn_shown: dict[int, int] = {}
+        self._held_timeouts: set[tuple[int, int]] = set()
         self._confirmers: dict[int, asyncio.Task[None]] = {}
         self._sync_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._closing = False
@@ -265,6 +277,10 @@ class Tables:
 
     async def _remind_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         data = _job_data(context)
+        if self._undelivered(data["game_id"], data["version"]):
+            # nothing to remind of yet: the clock (and this reminder) restart on delivery
+            self._held_timeouts.add((data["game_id"], data["version"]))
+            return
         row = await self.service.fetch(data["game_id"])
         if row is None or row.status != "playing" or row.version != data["version"]:
             return
@@ -286,6 +302,12 @@ class Tables:
         if row is None or row.status != "playing" or row.version != version:
             return
         game = self.service.game_of(row)
+        if self._undelivered(game_id, version):
+            self._held_timeouts.add((game_id, version))  # the clock restarts on delivery
+            return
+        if row.turn_deadline is not None and row.turn_deadline > time.time() + 0.5:
+            self.arm_timer(row, game)  # the clock was restarted after this timer was set
+            return
         seat_no = game.current_seat()
         seat = None if seat_no is None else row.seat(seat_no)
         if seat is None or not seat.is_human or seat_no is None:
@@ -357,6 +379,7 @@ class Tables:
 
     def show_cancelled(self, row: GameRow) -> None:
         """/annulla: the table and every hand say so, without buttons."""
+        self._turn_shown.pop(row.game_id, None)
         ui, lang = ui_of(row), prefs_of(row).language
         chat_id = self.outbox.resolve(row.chat_id)
         if ui.get("table") and int(ui.get("table_chat", row.chat_id)) == chat_id:
@@ -468,6 +491,7 @@ class Tables:
         except Refused:  # never started
             return
         ui = ui_of(row)
+        self._note_shown(game_id, ui.get("rv"))  # delivered before (e.g. before a restart)
         changes: dict[str, Any] = {}
         prefs = prefs_of(row)
         lang = prefs.language
@@ -504,6 +528,7 @@ class Tables:
                 changes["scored"] = i
             changes["scored"] = game.scored_count
         if game.is_over():
+            self._turn_shown.pop(row.game_id, None)
             if not ui.get("over") and game.final is not None:
                 final = game.final
                 text = texts.match_over_text(
@@ -517,6 +542,7 @@ class Tables:
         if ui.get("rv") != row.version:
             chats = {chat_id} | {s.user_id for s in row.seats if s.user_id is not None}
             self._rendered(row.game_id, row.version, chats)
+            self._watch_turn(row, game, chat_id)
 
     def _rendered(self, game_id: int, version: int, chats: set[int]) -> None:
         """The messages of ``version`` are queued: record it (``ui["rv"]``) once the outbox
@@ -537,6 +563,69 @@ class Tables:
                 await repo.patch_ui(self.db, game_id, {"rv": version})
             except StorageUnavailable as exc:  # a restart redraws it: harmless
                 log.warning("could not record the drawn version of %s: %s", game_id, exc)
+
+    # ------------------------------------------------------------------ the turn clock
+    # A turn's clock starts when its move is stored, but under Telegram's limits the
+    # buttons may reach the player many seconds later: a timer (or reminder) that fires
+    # before they are delivered is held, and a clock that has run for more than
+    # CLOCK_SLACK_SECONDS by then starts again. Players are timed from when they can play.
+
+    def _watch_turn(self, row: GameRow, game: Game, group_chat: int) -> None:
+        """Note when the buttons of the human in turn at ``row.version`` are delivered."""
+        seat_no = game.current_seat()
+        seat = None if seat_no is None else row.seat(seat_no)
+        if row.turn_deadline is None or seat is None or seat.user_id is None:
+            return
+        # the auction's buttons are in the group, the others in the player's private chat
+        chat = group_chat if game.phase.value == "auction" else seat.user_id
+        started = row.turn_deadline - prefs_of(row).turn_timeout
+        self._turn_pending[row.game_id] = (row.version, chat, started)
+        task = self._turn_watchers.get(row.game_id)
+        if task is None or task.done():
+            self._turn_watchers[row.game_id] = asyncio.create_task(self._turn_shown_loop(
+                row.game_id
+            ))
+
+    async def _turn_shown_loop(self, game_id: int) -> None:
+        while (pending := self._turn_pending.get(game_id)) is not None:
+            version, chat, started = pending
+            await self.outbox.settled({chat})
+            if self._turn_pending.get(game_id) != pending:
+                continue  # a newer turn meanwhile
+            del self._turn_pending[game_id]
+            self._note_shown(game_id, version)
+            held = (game_id, version) in self._held_timeouts
+            self._held_timeouts.discard((game_id, version))
+            if held or time.time() - started > CLOCK_SLACK_SECONDS:
+                try:
+                    await self._start_turn_clock(game_id, version, always=held)
+                except StorageUnavailable as exc:  # the stored deadline stands
+                    log.warning("game %s: turn clock not restarted (%s)", game_id, exc.code)
+
+    def _note_shown(self, game_id: int, version: object) -> None:
+        if isinstance(version, int) and version > self._turn_shown.get(game_id, -1):
+            self._turn_shown[game_id] = version
+
+    def _undelivered(self, game_id: int, version: int) -> bool:
+        """Whether the buttons of ``version`` may not be on screen yet."""
+        return self._turn_shown.get(game_id, -1) < version
+
+    async def _start_turn_clock(self, game_id: int, version: int, *, always: bool) -> None:
+        """Start the clock of ``version``'s turn again from now if it has been running for
+        more than :data:`CLOCK_SLACK_SECONDS` (``always``: its timer already fired)."""
+        async with self.service.lock(game_id):  # no move in between: the timer is current
+            row = await self.service.fetch(game_id)
+            if (
+                row is None or row.status != "playing" or row.version != version
+                or row.turn_deadline is None
+            ):
+                return
+            fresh = time.time() + prefs_of(row).turn_timeout
+            if fresh - row.turn_deadline < CLOCK_SLACK_SECONDS and not always:
+                return
+            await repo.set_turn_deadline(self.db, game_id, fresh)
+            row = dataclasses.replace(row, turn_deadline=fresh)
+            self.arm_timer(row, self.service.game_of(row))
 
     async def confirm_delivered(self, timeout: float) -> None:
         """At a graceful stop, after the outbox drained: record what was delivered."""
@@ -673,6 +762,7 @@ class Tables:
             if row.status != "playing":
                 continue
             self.outbox.assume_recent_use(row.chat_id)
+            self._note_shown(row.game_id, ui_of(row).get("rv"))
             try:
                 if ui_of(row).get("rv") != row.version:
                     await self.sync(row.game_id, [])
@@ -692,7 +782,10 @@ class Tables:
 
     async def close(self) -> None:
         self._closing = True
-        tasks = [t for t in (*self._drivers.values(), *self._background) if not t.done()]
+        tasks = [
+            t for t in (*self._drivers.values(), *self._background, *self._turn_watchers.values())
+            if not t.done()
+        ]
         for t in tasks:
             t.cancel()
         if tasks:
