@@ -16,18 +16,24 @@ from storage import repo
 from tests.conftest import make_bot
 
 
+async def one_human_lobby(tg: Any, bot: Any, name: str, title: str) -> tuple[Any, Any, int]:
+    """A group where ``name`` opens a lobby, joins it and adds four computers."""
+    human = tg.add_user(name, language_code="it")
+    await human.start_bot()
+    group = tg.add_group(title, [human])
+    await human.send(group, "/nuova")
+    lobby = await tg.wait_for_message(group, "Briscola chiamata")
+    gid = (await repo.get_active_game(bot.rt.db, group.id, 0)).game_id
+    await (await human.press(lobby, f"l:{gid}:join")).wait(10)
+    for _ in range(4):
+        await (await human.press(lobby, f"l:{gid}:cpu")).wait(10)
+    return human, group, gid
+
+
 async def test_turn_timeout_and_back(tg: Any, tmp_path: Path) -> None:
     bot = await make_bot(tg, tmp_path / "bot.db", turn_timeout_seconds=1).start()
     try:
-        human = tg.add_user("Lenta & <slow>", language_code="it")
-        await human.start_bot()
-        group = tg.add_group("AFK", [human])
-        await human.send(group, "/nuova")
-        lobby = await tg.wait_for_message(group, "Briscola chiamata")
-        gid = (await repo.get_active_game(bot.rt.db, group.id, 0)).game_id
-        await (await human.press(lobby, f"l:{gid}:join")).wait(10)
-        for _ in range(4):
-            await (await human.press(lobby, f"l:{gid}:cpu")).wait(10)
+        human, group, gid = await one_human_lobby(tg, bot, "Lenta & <slow>", "AFK")
         await human.send(group, "/inizia")
         await tg.wait_for_message(human, "Tocca a te! Hai ancora", timeout=10)
         await tg.wait_for_message(group, "non ha giocato in tempo", timeout=10)
@@ -91,15 +97,7 @@ async def test_turn_clock_starts_when_the_buttons_arrive(tg: Any, tmp_path: Path
     timeout = 2
     bot = await make_bot(tg, tmp_path / "bot.db", turn_timeout_seconds=timeout).start()
     try:
-        human = tg.add_user("Paziente", language_code="it")
-        await human.start_bot()
-        group = tg.add_group("Lento", [human])
-        await human.send(group, "/nuova")
-        lobby = await tg.wait_for_message(group, "Briscola chiamata")
-        gid = (await repo.get_active_game(bot.rt.db, group.id, 0)).game_id
-        await (await human.press(lobby, f"l:{gid}:join")).wait(10)
-        for _ in range(4):
-            await (await human.press(lobby, f"l:{gid}:cpu")).wait(10)
+        human, group, gid = await one_human_lobby(tg, bot, "Paziente", "Lento")
         # a deal where the human (seat 0) calls first: their turn begins with the match
         seed = next(n for n in range(200) if Game.new(
             TableOptions(), rng=random.Random(n)).current_seat() == 0)
