@@ -364,8 +364,9 @@ class Outbox:
         except Forbidden as exc:
             await self._forbidden(chat_id, exc)
         except RetryAfter as exc:
-            log.warning("flood control on %s: retry after %s", chat_id, exc.retry_after)
-            self._again_later(chat_id, message_id, text, kb, _seconds(exc.retry_after))
+            wait = _seconds(exc.retry_after)
+            log.warning("flood control on %s: retry after %.0f s", chat_id, wait)
+            self._again_later(chat_id, message_id, text, kb, wait)
         except NetworkError as exc:  # 5xx, timeout, reset: still wanted, try again later
             chat = self._chat(chat_id)
             failures = chat.failures[message_id] = chat.failures.get(message_id, 0) + 1
