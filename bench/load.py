@@ -133,6 +133,7 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
         await bot.start()
         reader = await open_reader(bot.db_path)
         side: EchoBot | None = None
+        side_clicks: asyncio.Task[tuple[float, float]] | None = None
         try:
             rss_idle, _ = bot.memory_kib()
             world = World(tg, reader)
@@ -158,7 +159,6 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
             warm0 = time.monotonic()
             await asyncio.sleep(args.warmup)
             t0 = time.monotonic()
-            side_clicks = None
             if side is not None:  # at the rate the tables have clicked in the last 10 s
                 clicks = ClickRate(tg, warm0)
                 side_clicks = asyncio.create_task(side.click(clicks.rate, args.seconds))
@@ -236,6 +236,8 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
                       file=sys.stderr)
         finally:
             await reader.close()
+            if side_clicks is not None:
+                side_clicks.cancel()
             if side is not None:
                 await side.kill()
             with contextlib.suppress(Exception):
@@ -306,7 +308,7 @@ class EchoBot:
         t0 = time.monotonic()
         loop = asyncio.get_running_loop()
         end = loop.time() + seconds
-        while loop.time() < end:
+        while loop.time() < end and (callable(rate) or rate > 0):
             now_rate = rate() if callable(rate) else rate
             if now_rate <= 0:
                 await asyncio.sleep(0.1)
