@@ -595,7 +595,9 @@ class Tables:
             del self._turn_pending[game_id]
             self._note_shown(game_id, version)
             held = (game_id, version) in self._held_timeouts
-            self._held_timeouts.discard((game_id, version))
+            self._held_timeouts -= {
+                h for h in self._held_timeouts if h[0] == game_id and h[1] <= version
+            }
             if held or time.time() - started > CLOCK_SLACK_SECONDS:
                 try:
                     await self._start_turn_clock(game_id, version, always=held)
