@@ -69,6 +69,8 @@ class Figures:
     calls: int = 0
     calls_per_smazzata: float | None = None
     call_mix: Counter[str] = field(default_factory=Counter)
+    #: editMessage* calls of the window: to groups, to private chats, answered with an error
+    edit_split: Counter[str] = field(default_factory=Counter)
     flood_429: int = 0
     turn_p50: float = float("nan")
     turn_p95: float = float("nan")
@@ -217,6 +219,11 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
             figures.smazzate = smz1 - smz0
             figures.calls = len(calls)
             figures.call_mix = Counter(c.method for c in calls)
+            for c in calls:
+                if c.method.startswith("editMessage"):
+                    chat = c.chat_id if isinstance(c.chat_id, int) else 0
+                    figures.edit_split["group" if chat < 0 else "private"] += 1
+                    figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
             # per smazzata: per stored action × actions of a smazzata (few tables finish
             # one in the window when Telegram's 30 calls/s are shared by many tables)
@@ -383,6 +390,10 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
     lines.append("")
     for f in all_figures:
         mix = ", ".join(f"{k} {v}" for k, v in f.call_mix.most_common())
+        if f.edit_split:
+            mix += " (edits: " + ", ".join(
+                f"{k} {f.edit_split[k]}" for k in ("group", "private", "failed")
+            ) + ")"
         verdict = []
         if f.echo_p95 == f.echo_p95 and f.p95 == f.p95:
             ratio = f.p95 / f.echo_p95 if f.echo_p95 else float("inf")
