@@ -4,6 +4,7 @@ database, and finish the match; buttons drawn before the restart keep working.""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,37 +64,12 @@ async def test_restart_mid_auction_and_mid_trick(tg: Any, tmp_path: Path) -> Non
 async def test_every_result_is_posted_after_falling_behind(tg: Any, tmp_path: Path) -> None:
     """Two smazzate end while the bot is down (moves written, nothing drawn): after the
     restart both results are posted, in order, then the match goes on to its end."""
-    from bot import players
-    from bot.service import GameService
-    from storage import Database, repo
-    from tests.e2e.driver import small_table
+    from storage import repo
 
     db_path = tmp_path / "bot.db"
-    bot = await make_bot(tg, db_path, computer_delay_seconds=30).start()  # computers wait
-    ugo = tg.add_user("Ugo", language_code="it")
-    await ugo.start_bot()
-    group = tg.add_group("Tavolo", [ugo], admins=[ugo])
-    try:
-        table = await small_table(tg, bot, group, [ugo], match_end="hands:3")
-        await ugo.send(group, "/inizia")
-        await tg.wait_for_message(group, "Smazzata 1")
-    finally:
-        await bot.stop()
-
-    db = await Database.open(db_path)  # the moves the bot made but never drew
-    try:
-        service = GameService(db)
-        assert table.game_id is not None
-        while True:
-            row, game = await service.load(table.game_id)
-            if game.scored_count == 2:
-                break
-            seat = game.current_seat()
-            assert seat is not None
-            action = players.choose("facile", row.version, game.view(seat))
-            await service.apply(row.game_id, row.version, seat, action.code, "computer")
-    finally:
-        await db.close()
+    table, group, _ = await started_then_stopped(tg, db_path, "hands:3")
+    assert table.game_id is not None
+    await play_while_down(db_path, table.game_id, lambda game: game.scored_count == 2)
 
     bot = await make_bot(tg, db_path).start()
     table.bot = bot
@@ -123,40 +99,13 @@ async def test_match_that_ended_while_the_bot_was_down_is_announced(
     """The last moves of a match are stored but the bot stops before drawing them: after
     the restart the group gets the last result and the final scores, once, and the table
     and hands lose their buttons."""
-    from bot import players
-    from bot.service import GameService
-    from storage import Database, repo
-    from tests.e2e.driver import small_table
+    from storage import repo
 
     db_path = tmp_path / "bot.db"
-    bot = await make_bot(tg, db_path, computer_delay_seconds=30).start()  # computers wait
-    ugo = tg.add_user("Ugo", language_code="it")
-    await ugo.start_bot()
-    group = tg.add_group("Tavolo", [ugo], admins=[ugo])
-    try:
-        table = await small_table(tg, bot, group, [ugo], match_end="hands:1")
-        await ugo.send(group, "/inizia")
-        await tg.wait_for_message(group, "Smazzata 1")
-        await bot.rt.outbox.drain()
-    finally:
-        await bot.stop()
-
-    db = await Database.open(db_path)
-    try:
-        service = GameService(db)
-        assert table.game_id is not None
-        while True:
-            row = await service.row(table.game_id)
-            game = service.game_of(row)
-            if game.is_over():
-                break
-            seat = game.current_seat()
-            assert seat is not None
-            action = players.choose("facile", row.version, game.view(seat))
-            await service.apply(row.game_id, row.version, seat, action.code, "computer")
-        assert row.status == "finished"
-    finally:
-        await db.close()
+    table, group, ugo = await started_then_stopped(tg, db_path, "hands:1")
+    assert table.game_id is not None
+    row = await play_while_down(db_path, table.game_id, lambda game: game.is_over())
+    assert row.status == "finished"
     assert not finals(tg, group)
 
     bot = await make_bot(tg, db_path).start()
@@ -183,3 +132,45 @@ async def test_match_that_ended_while_the_bot_was_down_is_announced(
 
 def finals(tg: Any, group: Any) -> list[Any]:
     return [m for m in tg.chat_messages(group, from_bot=True) if "Partita finita" in m.content]
+
+
+async def started_then_stopped(tg: Any, db_path: Path, match_end: str) -> tuple[Any, Any, Any]:
+    """Ugo and four computers start a match (the computers wait 30 s to move); the bot
+    stops once the first table is drawn. Returns the table, the group and Ugo."""
+    from tests.e2e.driver import small_table
+
+    bot = await make_bot(tg, db_path, computer_delay_seconds=30).start()
+    ugo = tg.add_user("Ugo", language_code="it")
+    await ugo.start_bot()
+    group = tg.add_group("Tavolo", [ugo], admins=[ugo])
+    try:
+        table = await small_table(tg, bot, group, [ugo], match_end=match_end)
+        await ugo.send(group, "/inizia")
+        await tg.wait_for_message(group, "Smazzata 1")
+        await bot.rt.outbox.drain()
+    finally:
+        await bot.stop()
+    return table, group, ugo
+
+
+async def play_while_down(db_path: Path, game_id: int, done: Callable[[Any], bool]) -> Any:
+    """With the bot stopped, make its computer moves through the service (stored, never
+    drawn) until ``done(game)``; return the stored row."""
+    from bot import players
+    from bot.service import GameService
+    from storage import Database
+
+    db = await Database.open(db_path)
+    try:
+        service = GameService(db)
+        while True:
+            row = await service.row(game_id)
+            game = service.game_of(row)
+            if done(game):
+                return row
+            seat = game.current_seat()
+            assert seat is not None
+            action = players.choose("facile", row.version, game.view(seat))
+            await service.apply(row.game_id, row.version, seat, action.code, "computer")
+    finally:
+        await db.close()
