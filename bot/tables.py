@@ -298,13 +298,13 @@ class Tables:
         await self.timeout(data["game_id"], data["version"])
 
     async def timeout(self, game_id: int, version: int) -> None:
+        if self._undelivered(game_id, version):
+            self._held_timeouts.add((game_id, version))  # the clock restarts on delivery
+            return
         row = await self.service.fetch(game_id)
         if row is None or row.status != "playing" or row.version != version:
             return
         game = self.service.game_of(row)
-        if self._undelivered(game_id, version):
-            self._held_timeouts.add((game_id, version))  # the clock restarts on delivery
-            return
         if row.turn_deadline is not None and row.turn_deadline > time.time() + 0.5:
             self.arm_timer(row, game)  # the clock was restarted after this timer was set
             return
@@ -764,9 +764,10 @@ class Tables:
             if row.status != "playing":
                 continue
             self.outbox.assume_recent_use(row.chat_id)
-            self._note_shown(row.game_id, ui_of(row).get("rv"))
+            drawn = ui_of(row).get("rv")
+            self._note_shown(row.game_id, drawn)
             try:
-                if ui_of(row).get("rv") != row.version:
+                if drawn != row.version:
                     await self.sync(row.game_id, [])
             except Exception:
                 log.exception("could not resume game %s", row.game_id)
