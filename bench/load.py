@@ -38,8 +38,8 @@ from typing import Any
 
 from bench.sim import BotProcess, SimTable, World, open_reader, simple_policy
 from game import Game, TableOptions, parse_action
+from sandbox.fakeapi import FakeTelegram, PendingUpdate
 from storage import Database
-from tests.fakeapi import FakeTelegram, PendingUpdate
 
 KINDS = ("message", "callback_query")
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from game import Game, View
+from sandbox.fakeapi import CallbackQueryHandle, FakeChat, FakeMessage, FakeTelegram, FakeUser
 from storage import Database, GameRow, repo
-from tests.fakeapi import CallbackQueryHandle, FakeChat, FakeMessage, FakeTelegram, FakeUser
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Environment variables the bot reads (bot/config.py); inherited values are dropped so a

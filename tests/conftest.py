@@ -21,7 +21,7 @@ SPEED = 20.0
 
 
 def fast_limits() -> Any:
-    from tests.fakeapi import FloodLimits
+    from sandbox.fakeapi import FloodLimits
 
     return FloodLimits(
         chat_rate=1.0 * SPEED,
@@ -58,7 +58,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 async def tg() -> AsyncIterator[Any]:
-    from tests.fakeapi import FakeTelegram
+    from sandbox.fakeapi import FakeTelegram
 
     async with FakeTelegram(flood=fast_limits()) as server:
         yield server

@@ -42,7 +42,7 @@ from telegram.error import (
 )
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
-from tests.fakeapi import (
+from sandbox.fakeapi import (
     FakeClientError,
     FakeTelegram,
     FloodLimits,
@@ -50,7 +50,7 @@ from tests.fakeapi import (
     WaitTimeout,
     parse_html,
 )
-from tests.fakeapi.errors import NOT_MODIFIED
+from sandbox.fakeapi.errors import NOT_MODIFIED
 
 NO_FLOOD = FloodLimits(enabled=False)
 

@@ -14,9 +14,9 @@ import random
 from pathlib import Path
 
 from bench.sim import BotProcess, SimTable, World, open_reader
+from sandbox.fakeapi import FakeTelegram, Fault
 from storage import repo
 from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
-from tests.fakeapi import FakeTelegram, Fault
 
 SEED = int(os.environ.get("CHAOS_SEED", "1234"))
 TABLES = 20

@@ -29,7 +29,7 @@ def names(commands: list[dict[str, str]]) -> list[str]:
 async def anonymous_command(tg: Any, group: Any, text: str) -> Any:
     """An anonymous admin writes in ``group``: from GroupAnonymousBot, sender_chat = group.
     (The fake has no helper for it, so the update is put together from its parts.)"""
-    from tests.fakeapi.world import text_entities
+    from sandbox.fakeapi.world import text_entities
 
     anon = tg.world.users.get(ANONYMOUS_ADMIN_ID) or tg.add_user(
         "Group", username="GroupAnonymousBot", id=ANONYMOUS_ADMIN_ID

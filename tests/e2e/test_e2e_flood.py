@@ -10,7 +10,7 @@ from tests.conftest import make_bot
 
 
 async def test_computer_burst_respects_real_limits(tmp_path: Path) -> None:
-    from tests.fakeapi import FakeTelegram
+    from sandbox.fakeapi import FakeTelegram
 
     async with FakeTelegram() as tg:  # default = Telegram's limits
         bot = await make_bot(tg, tmp_path / "bot.db", speed=1).start()

@@ -46,7 +46,7 @@ async def play_at_pace(table: Table) -> None:
 
 @pytest.mark.parametrize("humans", [5, 3])
 async def test_calls_per_smazzata_at_human_pace(tmp_path: Path, humans: int) -> None:
-    from tests.fakeapi import FakeTelegram
+    from sandbox.fakeapi import FakeTelegram
 
     async with FakeTelegram() as tg:  # Telegram's limits, real time
         bot = make_bot(tg, tmp_path / "bot.db", speed=1, computer_delay_seconds=1.0)
