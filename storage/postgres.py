@@ -1,0 +1,146 @@
+"""The PostgreSQL backend of :class:`storage.db.Database`: one asyncpg connection.
+
+The same repositories run on it unchanged: SQL is written with ``?`` placeholders, which
+:func:`numbered` turns into asyncpg's ``$1, $2…`` (once per statement text, cached), and
+:class:`asyncpg.Record` is indexable by position and by name like :class:`sqlite3.Row`.
+One connection behind the interface's lock, as with SQLite: a move is one transaction
+and two tasks' statements never interleave.  Transactions run at READ COMMITTED; the
+optimistic version check (``UPDATE … WHERE version = ?``) keeps concurrent writers of one
+game from both winning, since PostgreSQL re-checks the WHERE clause of a row another
+transaction has just updated.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import asyncpg
+
+from .db import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    DEFAULT_LOCK_RETRIES,
+    DEFAULT_RETRY_DELAY,
+    Database,
+    Params,
+    Row,
+    short_sql,
+)
+from .errors import StorageError, StorageUnavailable, translate_postgres_error
+
+__all__ = ["PostgresDatabase", "numbered"]
+
+log = logging.getLogger("storage.db")
+
+#: A ``?`` placeholder, or a quoted string / identifier (left alone).
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?")
+_ROWCOUNT = re.compile(r"(\d+)$")
+
+
+@functools.lru_cache(maxsize=512)
+def numbered(sql: str) -> str:
+    """``?`` placeholders (outside quotes) → ``$1, $2, …``."""
+    count = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal count
+        if match.group() != "?":
+            return match.group()
+        count += 1
+        return f"${count}"
+
+    return _TOKENS.sub(replace, sql)
+
+
+def _args(params: Params) -> tuple[Any, ...]:
+    if isinstance(params, dict):
+        raise TypeError("the PostgreSQL backend takes positional (?) parameters only")
+    return tuple(params)
+
+
+class PostgresDatabase(Database):
+    """One asyncpg connection."""
+
+    dialect = "postgres"
+
+    def __init__(
+        self,
+        conn: asyncpg.Connection,
+        url: str,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        lock_retries: int = DEFAULT_LOCK_RETRIES,
+        retry_delay: float = DEFAULT_RETRY_DELAY,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(
+            busy_timeout_ms=busy_timeout_ms,
+            lock_retries=lock_retries,
+            retry_delay=retry_delay,
+            clock=clock,
+        )
+        self._conn = conn
+        self.url = url
+
+    @classmethod
+    async def connect(cls, url: str, **options: Any) -> PostgresDatabase:
+        """Connect and configure (no migrations: see :meth:`Database.open`)."""
+        busy_timeout_ms = int(options.get("busy_timeout_ms", DEFAULT_BUSY_TIMEOUT_MS))
+        dsn = re.sub(r"^postgresql\+asyncpg://", "postgresql://", url.strip(), flags=re.I)
+        try:
+            conn = await asyncpg.connect(
+                dsn,
+                timeout=10,
+                # a lock held by another process is waited for this long, as SQLite's
+                # busy timeout, then reported as "locked" (and retried by the interface)
+                server_settings={
+                    "lock_timeout": str(busy_timeout_ms),
+                    "application_name": "briscola-bot",
+                },
+            )
+        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as e:
+            raise StorageUnavailable(
+                f"cannot connect to PostgreSQL ({_redacted(url)}): {e}", code="cannot_open"
+            ) from e
+        return cls(conn, url, **options)
+
+    async def _close_connection(self) -> None:
+        try:
+            await self._conn.close(timeout=5)
+        except Exception as e:  # pragma: no cover - best effort
+            log.warning("error while closing the database: %s", e)
+            self._conn.terminate()
+
+    def _in_transaction(self) -> bool:
+        return bool(self._conn.is_in_transaction())
+
+    def _translate(self, e: BaseException, sql: str) -> StorageError:
+        return translate_postgres_error(e, short_sql(sql))
+
+    async def _raw_execute(self, sql: str, params: Params = ()) -> int:
+        self._check_open()
+        try:
+            status = await self._conn.execute(numbered(sql), *_args(params))
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as e:
+            raise self._translate(e, sql) from e
+        found = _ROWCOUNT.search(status or "")
+        return int(found.group(1)) if found else 0
+
+    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+        return sum([await self._raw_execute(sql, params) for params in seq_of_params])
+
+    async def _raw_fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        self._check_open()
+        try:
+            return list(await self._conn.fetch(numbered(sql), *_args(params)))
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as e:
+            raise self._translate(e, sql) from e
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
