@@ -15,16 +15,13 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import asyncpg
 
 from .db import (
     DEFAULT_BUSY_TIMEOUT_MS,
-    DEFAULT_LOCK_RETRIES,
-    DEFAULT_RETRY_DELAY,
     Database,
     Params,
     Row,
@@ -71,18 +68,9 @@ class PostgresDatabase(Database):
         self,
         conn: asyncpg.Connection,
         url: str,
-        *,
-        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-        lock_retries: int = DEFAULT_LOCK_RETRIES,
-        retry_delay: float = DEFAULT_RETRY_DELAY,
-        clock: Callable[[], float] = time.time,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            busy_timeout_ms=busy_timeout_ms,
-            lock_retries=lock_retries,
-            retry_delay=retry_delay,
-            clock=clock,
-        )
+        super().__init__(**options)  # busy_timeout_ms, lock_retries, retry_delay, clock
         self._conn = conn
         self.url = url
 

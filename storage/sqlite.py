@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-import time
 from collections.abc import Callable, Coroutine, Iterable
 from contextlib import suppress
 from typing import Any, TypeVar
@@ -22,8 +21,6 @@ import aiosqlite
 
 from .db import (
     DEFAULT_BUSY_TIMEOUT_MS,
-    DEFAULT_LOCK_RETRIES,
-    DEFAULT_RETRY_DELAY,
     WAL_AUTOCHECKPOINT_PAGES,
     Database,
     DatabaseTarget,
@@ -144,18 +141,9 @@ class SQLiteDatabase(Database):
         conn: aiosqlite.Connection,
         raw: sqlite3.Connection,
         target: DatabaseTarget,
-        *,
-        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-        lock_retries: int = DEFAULT_LOCK_RETRIES,
-        retry_delay: float = DEFAULT_RETRY_DELAY,
-        clock: Callable[[], float] = time.time,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            busy_timeout_ms=busy_timeout_ms,
-            lock_retries=lock_retries,
-            retry_delay=retry_delay,
-            clock=clock,
-        )
+        super().__init__(**options)  # busy_timeout_ms, lock_retries, retry_delay, clock
         self._conn = conn
         self._raw = raw
         self.target = target
