@@ -52,6 +52,7 @@ from collections.abc import (
     Callable,
     Coroutine,
     Iterable,
+    Iterator,
     Mapping,
     Sequence,
 )
@@ -85,6 +86,8 @@ class Row(Protocol):
     :class:`asyncpg.Record`)."""
 
     def __getitem__(self, key: Any, /) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
 
     def keys(self) -> Any: ...
 
