@@ -17,6 +17,7 @@ import logging
 import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
@@ -29,7 +30,7 @@ from .db import (
 )
 from .errors import StorageError, StorageUnavailable, translate_postgres_error
 
-__all__ = ["PostgresDatabase", "numbered"]
+__all__ = ["PostgresDatabase", "create_database", "drop_database", "numbered", "with_database"]
 
 log = logging.getLogger("storage.db")
 
@@ -132,3 +133,35 @@ class PostgresDatabase(Database):
 def _redacted(url: str) -> str:
     """The URL without its password."""
     return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` naming the database ``name`` instead (same server, user, options)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+async def create_database(url: str, name: str) -> str:
+    """Create an empty database ``name`` on the server of ``url`` (connecting to the
+    database ``url`` names, which needs the CREATEDB privilege); return its URL.  For
+    tools such as the load benchmark, which start each run on a new database."""
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        raise ValueError(f"bad database name {name!r}")
+    db = await PostgresDatabase.connect(url)
+    try:
+        await db.execute(f"CREATE DATABASE {name}")
+    finally:
+        await db.close()
+    return with_database(url, name)
+
+
+async def drop_database(url: str, maintenance: str = "postgres") -> None:
+    """Drop the database ``url`` names (connecting to ``maintenance`` on its server)."""
+    name = urlsplit(url).path.lstrip("/")
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        raise ValueError(f"bad database name {name!r}")
+    db = await PostgresDatabase.connect(with_database(url, maintenance))
+    try:
+        await db.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        await db.close()

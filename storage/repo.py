@@ -52,6 +52,7 @@ __all__ = [
     "add_seat",
     "apply_score_deltas",
     "create_lobby",
+    "database_size",
     "games_of_user",
     "get_active_game",
     "get_chat_settings",
@@ -942,4 +943,18 @@ async def migrate_chat(ex: Executor, old_chat_id: int, new_chat_id: int) -> Chat
         games_cancelled=clashes,
         scores_moved=scores_moved,
         scores_merged=scores_merged,
+    )
+
+
+# --------------------------------------------------------------------------- figures
+
+
+async def database_size(ex: Executor) -> int:
+    """The database's size in bytes (for the benchmarks)."""
+    if ex.dialect == "postgres":
+        return int(await ex.fetchval("SELECT pg_database_size(current_database())"))
+    return int(
+        await ex.fetchval(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+        )
     )

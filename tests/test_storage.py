@@ -40,6 +40,7 @@ from storage import (
     urgent,
 )
 from storage.db import WAL_AUTOCHECKPOINT_PAGES
+from tests.pg import PostgresCluster
 
 BIG_USER = 2**40 + 7
 BIG_CHAT = -1001234567890123
@@ -1008,3 +1009,30 @@ async def test_migrate_chat_keeps_newer_settings_and_is_atomic(
     assert chat is not None and chat.settings_json == '{"v": "new"}'
     assert await repo.get_chat_settings(db, -1) is None
     assert await repo.migrate_chat(db, -2, -2) == type(result)()
+
+
+async def test_database_size_grows_with_the_data(db: Database) -> None:
+    before = await repo.database_size(db)
+    assert before > 0
+    gid = await _playing_game(db)
+    for version in range(200):
+        await repo.record_action(db, gid, version, 0, "P", "human", 1, '{"x": "%s"}' % ("y" * 500))
+    assert await repo.database_size(db) > before
+
+
+async def test_a_scratch_postgres_database_is_created_and_dropped(
+    pg_cluster: PostgresCluster,
+) -> None:
+    """What ``bench.load --database postgresql://…`` does for each run."""
+    from storage.postgres import create_database, drop_database
+
+    server = pg_cluster.url("postgres")
+    url = await create_database(server, "scratch_db")
+    db = await Database.open(url)
+    assert await migrations.get_version(db) == LATEST_VERSION
+    await db.close()
+    await drop_database(url)
+    with pytest.raises(StorageUnavailable):
+        await Database.open(url)
+    with pytest.raises(ValueError):
+        await create_database(server, "bad; name")
