@@ -374,8 +374,8 @@ class Database:
 
     Create with :meth:`open` (which picks the backend from the URL); close with
     :meth:`close` (or ``async with``).  A backend implements the ``_raw_*`` statement
-    methods, ``_in_transaction``, ``_close_connection`` and ``_translate``, and may
-    override :meth:`run_transaction` and :meth:`_after_migrations`.
+    methods, ``_in_transaction`` and ``_close_connection``, and may override
+    :meth:`run_transaction`, :meth:`_ready` and :meth:`_after_migrations`.
     """
 
     #: ``"sqlite"`` or ``"postgres"``: the SQL dialect (see :attr:`Executor.dialect`).
@@ -557,7 +557,12 @@ class Database:
         """True while the connection is inside a transaction."""
         raise NotImplementedError
 
+    async def _ready(self) -> None:
+        """Called with the lock held, outside any transaction, before BEGIN or an
+        autocommit statement (PostgreSQL: connect again after a lost connection)."""
+
     async def _begin(self) -> None:
+        await self._ready()
         if self._in_transaction():  # leftover of a failed rollback; never keep it
             log.warning("connection was left inside a transaction; rolling it back")
             await self._rollback_quietly()
@@ -618,6 +623,7 @@ class Database:
         transaction is handled by the callers)."""
         async with self._lock:
             self._check_open()
+            await self._ready()
             return await self._with_retries(op, short_sql(sql))
 
     async def execute(self, sql: str, params: Params = ()) -> int:

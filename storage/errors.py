@@ -52,7 +52,9 @@ class StorageUnavailable(StorageError):
     * ``"permission_denied"`` – access denied by the OS;
     * ``"corrupt"`` – the file is not a database or is damaged;
     * ``"no_memory"`` – SQLite ran out of memory;
-    * ``"closed"`` – the :class:`~storage.db.Database` was already closed.
+    * ``"closed"`` – the :class:`~storage.db.Database` was already closed;
+    * ``"disconnected"`` – the connection to the database server was lost (PostgreSQL;
+      the next transaction connects again).
     """
 
     code = "unavailable"
@@ -187,6 +189,7 @@ _HINTS: dict[str, str] = {
     "permission_denied": "access to the database was denied",
     "corrupt": "the database file is damaged or not an SQLite database",
     "no_memory": "SQLite ran out of memory",
+    "disconnected": "the connection to the database server was lost",
 }
 
 
@@ -236,8 +239,8 @@ _POSTGRES_CODES: tuple[tuple[str, str], ...] = (
     ("25006", "readonly"),  # read_only_sql_transaction (e.g. a standby)
     ("42501", "permission_denied"),  # insufficient_privilege
     ("28", "permission_denied"),  # invalid authorization (class 28)
-    ("08", "io_error"),  # connection exceptions (class 08)
-    ("57P", "io_error"),  # operator intervention: shutdown, crash (57P01…57P03)
+    ("08", "disconnected"),  # connection exceptions (class 08)
+    ("57P", "disconnected"),  # operator intervention: shutdown, crash (57P01…57P03)
     ("58", "io_error"),  # system error (class 58)
     ("53", "cannot_open"),  # insufficient resources (too many connections…)
     ("XX001", "corrupt"),  # data_corrupted
@@ -260,4 +263,7 @@ def translate_postgres_error(exc: BaseException, context: str = "") -> StorageEr
                 )
         return StorageError(f"postgres error {sqlstate}{where}: {exc}", code="postgres_error")
     # asyncpg.InterfaceError (connection closed), ConnectionError, OSError
-    return StorageUnavailable(f"database connection lost{where}: {exc}", code="closed")
+    return StorageUnavailable(
+        f"database unavailable (disconnected){where}: {_HINTS['disconnected']} [{exc}]",
+        code="disconnected",
+    )

@@ -60,6 +60,12 @@ def _args(params: Params) -> tuple[Any, ...]:
     return tuple(params)
 
 
+#: What asyncpg raises: server errors, a closed or broken connection, the network.
+_DRIVER_ERRORS = (
+    asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError
+)
+
+
 class PostgresDatabase(Database):
     """One asyncpg connection."""
 
@@ -79,23 +85,15 @@ class PostgresDatabase(Database):
     async def connect(cls, url: str, **options: Any) -> PostgresDatabase:
         """Connect and configure (no migrations: see :meth:`Database.open`)."""
         busy_timeout_ms = int(options.get("busy_timeout_ms", DEFAULT_BUSY_TIMEOUT_MS))
-        dsn = re.sub(r"^postgresql\+asyncpg://", "postgresql://", url.strip(), flags=re.I)
-        try:
-            conn = await asyncpg.connect(
-                dsn,
-                timeout=10,
-                # a lock held by another process is waited for this long, as SQLite's
-                # busy timeout, then reported as "locked" (and retried by the interface)
-                server_settings={
-                    "lock_timeout": str(busy_timeout_ms),
-                    "application_name": "briscola-bot",
-                },
-            )
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as e:
-            raise StorageUnavailable(
-                f"cannot connect to PostgreSQL ({_redacted(url)}): {e}", code="cannot_open"
-            ) from e
-        return cls(conn, url, **options)
+        return cls(await _connect(url, busy_timeout_ms), url, **options)
+
+    async def _ready(self) -> None:
+        """Connect again if the connection was lost (server restart, network): only
+        between transactions, so a transaction never continues on another connection."""
+        if not self._conn.is_closed():
+            return
+        log.warning("the connection to PostgreSQL was lost: connecting again")
+        self._conn = await _connect(self.url, self.busy_timeout_ms)
 
     async def _close_connection(self) -> None:
         try:
@@ -108,13 +106,16 @@ class PostgresDatabase(Database):
         return bool(self._conn.is_in_transaction())
 
     def _translate(self, e: BaseException, sql: str) -> StorageError:
-        return translate_postgres_error(e, short_sql(sql))
+        error = translate_postgres_error(e, short_sql(sql))
+        if isinstance(error, StorageUnavailable) and error.code == "disconnected":
+            self._conn.terminate()  # unusable: _ready() connects again
+        return error
 
     async def _raw_execute(self, sql: str, params: Params = ()) -> int:
         self._check_open()
         try:
             status = await self._conn.execute(numbered(sql), *_args(params))
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as e:
+        except _DRIVER_ERRORS as e:
             raise self._translate(e, sql) from e
         found = _ROWCOUNT.search(status or "")
         return int(found.group(1)) if found else 0
@@ -126,8 +127,27 @@ class PostgresDatabase(Database):
         self._check_open()
         try:
             return list(await self._conn.fetch(numbered(sql), *_args(params)))
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as e:
+        except _DRIVER_ERRORS as e:
             raise self._translate(e, sql) from e
+
+
+async def _connect(url: str, busy_timeout_ms: int) -> asyncpg.Connection:
+    dsn = re.sub(r"^postgresql\+asyncpg://", "postgresql://", url.strip(), flags=re.I)
+    try:
+        return await asyncpg.connect(
+            dsn,
+            timeout=10,
+            # a lock held by another process is waited for this long, as SQLite's busy
+            # timeout, then reported as "locked" (and retried by the interface)
+            server_settings={
+                "lock_timeout": str(busy_timeout_ms),
+                "application_name": "briscola-bot",
+            },
+        )
+    except _DRIVER_ERRORS as e:
+        raise StorageUnavailable(
+            f"cannot connect to PostgreSQL ({_redacted(url)}): {e}", code="cannot_open"
+        ) from e
 
 
 def _redacted(url: str) -> str:

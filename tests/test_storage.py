@@ -1036,3 +1036,43 @@ async def test_a_scratch_postgres_database_is_created_and_dropped(
         await Database.open(url)
     with pytest.raises(ValueError):
         await create_database(server, "bad; name")
+
+
+async def test_postgres_connects_again_after_losing_the_connection(
+    pg_cluster: PostgresCluster,
+) -> None:
+    url = pg_cluster.new_database()
+    db = await Database.open(url)
+    other = await Database.open(url)
+    try:
+        await repo.upsert_user(db, 1, "Anna")
+        pid = await db.fetchval("SELECT pg_backend_pid()")
+        await other.fetchval("SELECT pg_terminate_backend(?)", (pid,))
+        with pytest.raises(StorageUnavailable) as lost:  # the statement under way fails
+            await repo.upsert_user(db, 2, "Bruno")
+        assert lost.value.code == "disconnected"
+        await repo.upsert_user(db, 3, "Carla")  # the next one connects again
+        assert await db.fetchval("SELECT pg_backend_pid()") != pid
+        assert [await repo.get_user(db, u) is not None for u in (1, 2, 3)] == [True, False, True]
+    finally:
+        await other.close()
+        await db.close()
+        pg_cluster.drop_database(url)
+
+
+async def test_postgres_row_lock_held_too_long_is_locked(pg_cluster: PostgresCluster) -> None:
+    url = pg_cluster.new_database()
+    db = await Database.open(url, busy_timeout_ms=200, lock_retries=1, retry_delay=0.01)
+    other = await Database.open(url)
+    try:
+        gid = await _playing_game(db)
+        async with other.transaction() as tx:  # another process holds the game's row
+            await tx.execute("UPDATE games SET updated_at = 1 WHERE game_id = ?", (gid,))
+            with pytest.raises(StorageUnavailable) as locked:
+                await repo.record_action(db, gid, 0, 0, "P", "human", 1, SNAP)
+            assert locked.value.code == "locked"
+        assert await repo.record_action(db, gid, 0, 0, "P", "human", 1, SNAP) == 1
+    finally:
+        await other.close()
+        await db.close()
+        pg_cluster.drop_database(url)
