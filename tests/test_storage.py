@@ -248,6 +248,9 @@ async def test_migrate_from_version_1(database_url: str) -> None:
         await repo.set_turn_deadline(db, gid, 12345.5)
         game = await repo.get_game(db, gid)
         assert game is not None and game.turn_deadline == 12345.5
+        await repo.set_turn_deadline(db, gid, 12346)  # an int is a deadline too
+        game = await repo.get_game(db, gid)
+        assert game is not None and game.turn_deadline == 12346.0
     finally:
         await db.close()
 
