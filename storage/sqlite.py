@@ -51,8 +51,8 @@ def _capturing_factory(into: list[sqlite3.Connection]) -> type[sqlite3.Connectio
 
 
 class _DirectTransaction(_Statements):
-    """The executor of :meth:`Database.run_transaction`: every statement executes at once
-    on the sqlite3 connection (on the event loop's thread, or inside the database thread
+    """The executor of :meth:`SQLiteDatabase.run_transaction`: every statement executes
+    at once on the sqlite3 connection (on the event loop's thread, or on a worker thread
     when another process holds the database), so its coroutines finish without ever
     suspending."""
 
