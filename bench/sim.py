@@ -58,6 +58,7 @@ class BotProcess:
         workdir: Path,
         *,
         db_path: Path | None = None,
+        database_url: str | None = None,
         module: str = "bot",
         env: dict[str, str] | None = None,
         name: str = "bot",
@@ -65,6 +66,8 @@ class BotProcess:
         self.tg = tg
         self.workdir = workdir
         self.db_path = db_path or workdir / f"{name}.db"
+        #: DATABASE_URL of the bot: ``database_url`` if given, else the SQLite ``db_path``
+        self.database_url = database_url or f"sqlite:///{self.db_path.resolve()}"
         self.module = module
         self.extra_env = dict(env or {})
         self.name = name
@@ -80,7 +83,7 @@ class BotProcess:
                 "BOT_TOKEN": self.tg.token,
                 "TELEGRAM_BASE_URL": self.tg.base_url,
                 "TELEGRAM_BASE_FILE_URL": self.tg.base_file_url,
-                "DATABASE_URL": f"sqlite:///{self.db_path.resolve()}",
+                "DATABASE_URL": self.database_url,
                 "TURN_TIMEOUT_SECONDS": "0",
                 "COMPUTER_LEVEL": "facile",
                 "COMPUTER_DELAY_SECONDS": "0",
@@ -205,8 +208,9 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-async def open_reader(db_path: Path) -> Database:
-    """A second connection to the bot's database, for reading through the storage API."""
+async def open_reader(db_path: Path | str) -> Database:
+    """A second connection to the bot's database (a file or a URL), for reading through
+    the storage API."""
     return await Database.open(db_path, migrate=False, check_writable=False)
 
 

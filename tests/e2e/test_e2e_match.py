@@ -170,8 +170,9 @@ def feature_policy(view: View, rng: random.Random) -> str:
     return rng.choice(legal)
 
 
-async def test_full_match_five_humans(tg: Any, tmp_path: Path) -> None:
-    bot = await make_bot(tg, tmp_path / "bot.db").start()
+async def test_full_match_five_humans(tg: Any, database_url: str) -> None:
+    """On each engine (SQLite, PostgreSQL)."""
+    bot = await make_bot(tg, database_url).start()
     try:
         users = make_users(tg)
         table = await open_table(tg, bot, users)
