@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import logging
@@ -127,8 +128,20 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
     if rt is None:
         return
     await rt.tables.close()
-    await rt.outbox.drain(DRAIN_SECONDS)
+    await rt.outbox.drain(_drain_budget(app))
     await rt.tables.confirm_delivered(1.0)
+
+
+#: ``bot_data`` key: the event-loop time by which a signalled stop wants the drain done
+#: (set by ``bot.__main__.StopGuard``, which exits the process soon after).
+STOP_BY = "stop_by"
+
+
+def _drain_budget(app: Application) -> float:  # type: ignore[type-arg]
+    stop_by: float | None = app.bot_data.get(STOP_BY)
+    if stop_by is None:
+        return DRAIN_SECONDS
+    return max(0.0, min(DRAIN_SECONDS, stop_by - asyncio.get_running_loop().time()))
 
 
 async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
