@@ -38,6 +38,7 @@ from bot.features import (
     settings,
 )
 from bot.features.help import command_list
+from bot.health import HEARTBEAT_SECONDS, heartbeat
 from bot.i18n import LANGUAGES, tr
 from bot.outbox import Outbox, PacedRateLimiter
 from bot.runtime import Runtime, rt_of
@@ -115,6 +116,11 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
     app.bot_data["rt"] = rt
     await _set_commands(app)
     await tables.resume_all()
+    if config.health_file and app.job_queue is not None:
+        app.job_queue.run_repeating(
+            heartbeat, HEARTBEAT_SECONDS, first=1.0, data=config.health_file,
+            name="heartbeat",
+        )  # fmt: skip
 
 
 #: Seconds a graceful stop waits for the pending edits.

@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = None
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = Field(default=8443, ge=1, le=65535)
+    #: File the running bot touches every 10 s, for `python -m bot.health` (containers).
+    health_file: str | None = None
 
     @field_validator("bot_token")
     @classmethod
@@ -66,7 +68,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "telegram_base_url", "telegram_base_file_url", "admin_chat_id", "webhook_url",
-        "webhook_secret", mode="before",
+        "webhook_secret", "health_file", mode="before",
     )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:

@@ -1,6 +1,7 @@
 """The installed package: build the wheel, install it into a fresh virtualenv outside the
 source tree and run its ``briscola-bot`` command against the fake Bot API until it answers
-``/start`` in Italian and in English (the translations travel inside the wheel).
+``/start`` in Italian and in English (the translations travel inside the wheel), with the
+container's health check (``python -m bot.health``) passing while it runs.
 
 Offline: the wheel is built without build isolation (setuptools comes from the test venv)
 and installed with ``--no-deps --no-index``; the fresh venv sees the test venv's
@@ -11,10 +12,13 @@ out of sight).
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import zipfile
 from pathlib import Path
 
@@ -93,10 +97,11 @@ async def test_installed_bot_answers_start_in_italian_and_english(
     ).stdout  # fmt: skip
     assert where.startswith(str(venv)), where  # the installed copy, not the source tree
 
+    alive = tmp_path / "alive"
     async with FakeTelegram() as tg:
         bot = BotProcess(
             tg, tmp_path / "run", command=[str(venv / "bin" / "briscola-bot")],
-            env={"PYTHONPATH": ""},  # nothing from the source tree
+            env={"PYTHONPATH": "", "HEALTH_FILE": str(alive)},  # nothing from the source tree
         )  # fmt: skip
         await bot.start()
         try:
@@ -106,7 +111,23 @@ async def test_installed_bot_answers_start_in_italian_and_english(
             await bob.start_bot()
             await tg.wait_for_message(anna, "Ciao! Sono il bot della")
             await tg.wait_for_message(bob, "Hi! I am the")
+            # the container's HEALTHCHECK: fresh while the bot runs, stale after
+            for _ in range(50):
+                if alive.exists():
+                    break
+                await asyncio.sleep(0.1)
+            assert health(venv, bot) == 0
             assert await bot.stop() == 0
+            os.utime(alive, (time.time() - 60, time.time() - 60))
+            assert health(venv, bot) == 1
         finally:
             await bot.kill()
         assert bot.problems() == [], bot.log_tail()
+
+
+def health(venv: Path, bot: BotProcess) -> int:
+    """``python -m bot.health`` of the installed package, in the bot's environment."""
+    return subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "bot.health"], env=bot.environment(),
+        cwd=bot.workdir, capture_output=True,
+    ).returncode  # fmt: skip
