@@ -602,7 +602,14 @@ class FakeTelegram:
                     self._webhook_wakeup.clear()
                     await self._webhook_wakeup.wait()
                     continue
-                delivery = await self._post_update(session, url, update)
+                try:
+                    delivery = await self._post_update(session, url, update)
+                except Exception as exc:  # a bug of the fake: loud, but keep delivering
+                    _LOGGER.exception("fake webhook delivery failed")
+                    self.internal_errors.append(exc)
+                    delivery = WebhookDelivery(
+                        update.update_id, url, time.monotonic(), error=f"fake bug: {exc!r}"
+                    )
                 if delivery.ok:
                     failures = 0
                     if self.world.updates and self.world.updates[0] is update:
@@ -611,7 +618,8 @@ class FakeTelegram:
                     failures += 1
                     self.world.webhook_last_error = (int(time.time()), str(delivery.error))
                     self._webhook_wakeup.clear()
-                    with contextlib.suppress(TimeoutError):  # unless the webhook changes
+                    # (a new update or a webhook change retries at once)
+                    with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(
                             self._webhook_wakeup.wait(), min(0.05 * 2**failures, 2.0)
                         )
