@@ -89,7 +89,8 @@ class StopGuard:
     The first signal raises ``SystemExit`` in the event loop, as PTB's own handler does, and
     arms a timer; later signals are only logged (another ``SystemExit`` would cut the stop
     short before the database is closed) and leaves the outbox's drain what is left of
-    ``seconds`` but :data:`CLOSE_SECONDS`. If the stop still runs after ``seconds`` — the
+    ``seconds`` but :data:`CLOSE_SECONDS`; during start-up it cancels the start-up (opening
+    the database, command menus, resuming the games). If the stop still runs after ``seconds`` — the
     Bot API unreachable, requests hanging — the process exits at once. That loses no move:
     each is committed in its own transaction before it is acknowledged, as the SIGKILL
     chaos test checks; only edits not yet delivered are left, and a restart redraws them.
@@ -105,7 +106,7 @@ class StopGuard:
             loop.add_signal_handler(sig, self._on_signal, sig, loop)
 
     def _on_signal(self, sig: int, loop: asyncio.AbstractEventLoop) -> None:
-        from bot.app import STOP_BY
+        from bot.app import STARTING, STOP_BY
 
         name = signal.Signals(sig).name
         if self._timer is not None:
@@ -116,6 +117,9 @@ class StopGuard:
         self._timer.daemon = True
         self._timer.start()
         self.bot_data[STOP_BY] = loop.time() + self.seconds - CLOSE_SECONDS
+        starting: asyncio.Task[None] | None = self.bot_data.get(STARTING)
+        if starting is not None:  # PTB goes on to its shutdown: no start-up behind it
+            starting.cancel()
         raise SystemExit
 
     def _expired(self) -> None:

@@ -94,7 +94,20 @@ def build_application(
     return app
 
 
+#: ``bot_data`` key: the task running ``_post_init`` while it runs (a stop signal during
+#: start-up cancels it: ``bot.__main__.StopGuard``).
+STARTING = "starting"
+
+
 async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
+    app.bot_data[STARTING] = asyncio.current_task()
+    try:
+        await _start(app)
+    finally:
+        app.bot_data.pop(STARTING, None)
+
+
+async def _start(app: Application) -> None:  # type: ignore[type-arg]
     config: Settings = app.bot_data["config"]
     db = await Database.open(config.database_url)
     service = GameService(db)

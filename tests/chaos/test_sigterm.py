@@ -7,6 +7,7 @@ acknowledged press is in them)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import signal
 from pathlib import Path
@@ -62,4 +63,31 @@ async def test_sigterm_exits_in_time_and_keeps_every_move(tmp_path: Path, networ
             assert await check_acknowledged(reader, table.presses) >= 1
         finally:
             await reader.close()
+            await bot.kill()
+
+
+async def test_sigterm_during_start_up_with_a_silent_server(tmp_path: Path) -> None:
+    """The command menus hang (held by the server) while the bot starts: SIGTERM cancels
+    the start-up and the bot exits at once, cleanly (no start-up left running behind PTB's
+    shutdown, using a closed HTTP client or database)."""
+    async with FakeTelegram(flood=False) as tg:
+        tg.inject("setMyCommands", "timeout", count=100, hold=120)
+        bot = BotProcess(tg, tmp_path)
+        starting = asyncio.create_task(bot.start(timeout=30))
+        try:
+            await tg.wait_until(lambda: tg.calls_to("setMyCommands"), 20, "the start-up")
+            assert bot.proc is not None
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            bot.proc.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(bot.proc.wait(), BOUND)
+            assert loop.time() - started < 2.0
+            assert code == 0
+            assert not bot.running
+            assert "SIGTERM: stopping" in bot.log_text()
+            assert bot.problems() == [], bot.log_tail()
+        finally:
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
             await bot.kill()
