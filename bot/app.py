@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import logging
@@ -37,6 +38,7 @@ from bot.features import (
     settings,
 )
 from bot.features.help import command_list
+from bot.health import HEARTBEAT_SECONDS, heartbeat
 from bot.i18n import LANGUAGES, tr
 from bot.outbox import Outbox, PacedRateLimiter
 from bot.runtime import Runtime, rt_of
@@ -92,7 +94,20 @@ def build_application(
     return app
 
 
+#: ``bot_data`` key: the task running ``_post_init`` while it runs (a stop signal during
+#: start-up cancels it: ``bot.__main__.StopGuard``).
+STARTING = "starting"
+
+
 async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
+    app.bot_data[STARTING] = asyncio.current_task()
+    try:
+        await _start(app)
+    finally:
+        app.bot_data.pop(STARTING, None)
+
+
+async def _start(app: Application) -> None:  # type: ignore[type-arg]
     config: Settings = app.bot_data["config"]
     db = await Database.open(config.database_url)
     service = GameService(db)
@@ -114,6 +129,11 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
     app.bot_data["rt"] = rt
     await _set_commands(app)
     await tables.resume_all()
+    if config.health_file and app.job_queue is not None:
+        app.job_queue.run_repeating(
+            heartbeat, HEARTBEAT_SECONDS, first=1.0, data=config.health_file,
+            name="heartbeat",
+        )  # fmt: skip
 
 
 #: Seconds a graceful stop waits for the pending edits.
@@ -127,8 +147,20 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
     if rt is None:
         return
     await rt.tables.close()
-    await rt.outbox.drain(DRAIN_SECONDS)
+    await rt.outbox.drain(_drain_budget(app))
     await rt.tables.confirm_delivered(1.0)
+
+
+#: ``bot_data`` key: the event-loop time by which a signalled stop wants the drain done
+#: (set by ``bot.__main__.StopGuard``, which exits the process soon after).
+STOP_BY = "stop_by"
+
+
+def _drain_budget(app: Application) -> float:  # type: ignore[type-arg]
+    stop_by: float | None = app.bot_data.get(STOP_BY)
+    if stop_by is None:
+        return DRAIN_SECONDS
+    return max(0.0, min(DRAIN_SECONDS, stop_by - asyncio.get_running_loop().time()))
 
 
 async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -114,12 +115,27 @@ def bot_settings(tg: Any, db_path: Path | str, **overrides: Any) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-class RunningBot:
-    """A started Application (long polling against the fake) and its runtime."""
+#: The secret of the webhook-mode tests (what WEBHOOK_SECRET would hold).
+WEBHOOK_SECRET = "test-webhook-secret_1"
 
-    def __init__(self, app: Application, speed: float) -> None:  # type: ignore[type-arg]
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for a webhook server's URL)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RunningBot:
+    """A started Application (long polling against the fake, or its webhook server with
+    ``webhook=True``) and its runtime."""
+
+    def __init__(
+        self, app: Application, speed: float, *, webhook: bool = False  # type: ignore[type-arg]
+    ) -> None:
         self.app = app
         self.speed = speed
+        self.webhook = webhook
 
     @property
     def rt(self) -> Runtime:
@@ -130,7 +146,14 @@ class RunningBot:
         assert self.app.post_init is not None
         await self.app.post_init(self.app)
         assert self.app.updater is not None
-        await self.app.updater.start_polling(poll_interval=0, timeout=1)
+        if self.webhook:
+            port = free_port()
+            await self.app.updater.start_webhook(
+                listen="127.0.0.1", port=port, url_path="hook", secret_token=WEBHOOK_SECRET,
+                webhook_url=f"http://127.0.0.1:{port}/hook",
+            )  # fmt: skip
+        else:
+            await self.app.updater.start_polling(poll_interval=0, timeout=1)
         await self.app.start()
         return self
 
@@ -146,7 +169,9 @@ class RunningBot:
         await self.app.shutdown()
 
 
-def make_bot(tg: Any, db_path: Path | str, speed: float = SPEED, **overrides: Any) -> RunningBot:
+def make_bot(
+    tg: Any, db_path: Path | str, speed: float = SPEED, *, webhook: bool = False, **overrides: Any
+) -> RunningBot:
     config = bot_settings(tg, db_path, **overrides)
     limiter = PacedRateLimiter(
         overall_max_rate=30 * speed, group_max_rate=20 * speed, max_retries=3
@@ -161,7 +186,7 @@ def make_bot(tg: Any, db_path: Path | str, speed: float = SPEED, **overrides: An
         "private_lazy_seconds": 4.0 / speed,
     }
     app = build_application(config, rate_limiter=limiter, outbox_rates=rates)
-    return RunningBot(app, speed)
+    return RunningBot(app, speed, webhook=webhook)
 
 
 @pytest.fixture
