@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     #: Budget of sends + edits per group per rolling minute (Telegram: about 20; we keep
     #: a small safety margin by default).
     group_messages_per_minute: int = Field(default=18, ge=1, le=1000)
+    #: Sends + edits per second for the whole bot (Telegram: about 30; 10% under it by
+    #: default), paced evenly and granted by priority (bot/budget.py).
+    telegram_messages_per_second: float = Field(default=27.0, gt=0, le=1000)
     #: Webhook mode (unset: long polling): the public HTTPS URL Telegram posts updates to;
     #: PTB's server listens on webhook_listen:webhook_port, on the URL's path.
     webhook_url: str | None = None

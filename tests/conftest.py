@@ -184,6 +184,7 @@ def make_bot(
         "chat_burst": 2.0,
         "private_burst": 1.0,
         "private_lazy_seconds": 4.0 / speed,
+        "messages_per_second": 27.0 * speed,
     }
     app = build_application(config, rate_limiter=limiter, outbox_rates=rates)
     return RunningBot(app, speed, webhook=webhook)
