@@ -15,11 +15,15 @@ GROUP_COMMANDS = (
     ("inizia", "begin"),
     ("annulla", "cancel"),
     ("classifica", "leaderboard"),
+    ("statistiche", "stats"),
     ("regole", "rules"),
     ("impostazioni", "settings"),
     ("aiuto", "help"),
 )
-PRIVATE_COMMANDS = (("start", "start"), ("mano", "hand"), ("regole", "rules"), ("aiuto", "help"))
+PRIVATE_COMMANDS = (
+    ("start", "start"), ("mano", "hand"), ("statistiche", "stats"), ("regole", "rules"),
+    ("aiuto", "help"),
+)
 
 
 def command_list(lang: str, private: bool) -> list[BotCommand]:
