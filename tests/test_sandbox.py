@@ -55,7 +55,7 @@ async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> No
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     base = f"http://127.0.0.1:{port}"
     try:
-        anna, dave = list(tg.world.users.values())[0], list(tg.world.users.values())[3]
+        anna, _bruno, _carla, dave = tg.world.users.values()
         async with aiohttp.ClientSession() as http:
             async with http.get(f"{base}/") as response:
                 assert "sandbox" in await response.text()
