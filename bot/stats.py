@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bot.prefs import Prefs
+from bot.prefs import Prefs, is_private_chat
 from game.scoring import match_winners
 from storage import PlayedSmazzataRow
 
@@ -101,11 +101,6 @@ class PlayerStats:
     #: the group the command was typed in (None in a private chat)
     here: Record | None
     solo: Record
-
-
-def is_private_chat(chat_id: int) -> bool:
-    """Telegram's private chats have the user's (positive) id; groups are negative."""
-    return chat_id > 0
 
 
 def player_stats(rows: Iterable[PlayedSmazzataRow], group_id: int | None) -> PlayerStats:

@@ -8,8 +8,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+from bot.prefs import is_private_chat
 from bot.render import texts
-from bot.stats import Record, is_private_chat
+from bot.stats import Record
 from game import View
 from game.events import MatchOver, SmazzataScored
 from storage import Executor, repo
