@@ -185,8 +185,8 @@ class SandboxWeb:
         """What ``user`` sees (every user, for the switch; their chats with messages)."""
         chats: list[dict[str, Any]] = []
         if user is not None:
-            chats = [self._chat_json(g) for g in self.groups if g.is_member(user.id)]
-            chats.append(self._chat_json(user.private_chat))
+            chats = [self._chat_json(g, user) for g in self.groups if g.is_member(user.id)]
+            chats.append(self._chat_json(user.private_chat, user))
         return {
             "revision": self.revision,
             "bot": {"name": self.tg.bot.first_name, "username": self.tg.bot.username},
@@ -198,13 +198,18 @@ class SandboxWeb:
             "chats": chats,
         }
 
-    def _chat_json(self, chat: FakeChat) -> dict[str, Any]:
+    def _chat_json(self, chat: FakeChat, user: FakeUser) -> dict[str, Any]:
         messages = self.tg.chat_messages(chat, service=True)[-MESSAGES_SHOWN:]
         return {
             "id": chat.id,
             "type": chat.type,
             "title": chat.title or self.tg.bot.first_name,
             "messages": [self._message_json(m) for m in messages],
+            # the command menu this user sees here (setMyCommands, resolved like Telegram)
+            "commands": [
+                {"command": c["command"], "description": c["description"]}
+                for c in self.tg.visible_commands(chat, user)
+            ],
         }
 
     def _message_json(self, message: FakeMessage) -> dict[str, Any]:

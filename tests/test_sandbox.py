@@ -68,6 +68,7 @@ async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> No
                 state = await response.json()
             chats = {c["id"]: c for c in state["chats"]}
             assert set(chats) == {groups[0].id, dave.id}  # the group and Dave's private chat
+            assert "new" in {c["command"] for c in chats[groups[0].id]["commands"]}  # English
             shown = chats[groups[0].id]["messages"][-1]
             assert [b["data"] for row in shown["buttons"] for b in row if b["data"]]
             async with http.post(f"{base}/api/press", json={

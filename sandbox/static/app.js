@@ -152,6 +152,19 @@ function render(data) {
     const me = data.users.find((u) => u.id === state.user);
     panel.querySelector(".title").textContent =
       chat.type === "private" ? `${data.bot.name} — private chat of ${me ? me.name : "?"}` : chat.title;
+    const list = panel.querySelector(".commands");
+    const commands = chat.commands.map((c) => `/${c.command}\u0000${c.description}`).join("|");
+    if (list.dataset.commands !== commands) {  // the bot's command menu, as suggestions
+      list.id = `commands-${chat.id}`;
+      panel.querySelector(".text").setAttribute("list", list.id);
+      list.replaceChildren(...chat.commands.map((c) => {
+        const option = document.createElement("option");
+        option.value = `/${c.command}`;
+        option.label = c.description;
+        return option;
+      }));
+      list.dataset.commands = commands;
+    }
     const box = panel.querySelector(".messages");
     const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     const fresh = document.createDocumentFragment();
