@@ -4,17 +4,22 @@ Every game action goes through :meth:`GameService.apply`: it loads the stored ga
 checks the version the button was drawn for, lets the core verify and apply the action,
 and writes action log + snapshot + score changes in ONE transaction
 (:func:`storage.repo.record_action`). Callers hold :meth:`lock` for the game.
+
+Every other write to a game (seats, start, cancel, hand-over, "Sono tornato", the turn
+deadline, the UI state) is a method here too, which takes the game's lock itself: the
+handlers and the table driver never write a game through ``storage.repo`` directly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -31,7 +36,7 @@ from storage import (
     StatusConflict,
     repo,
 )
-from storage.models import Actor
+from storage.models import Actor, ChatMigrationResult
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +101,10 @@ class GameService:
         self.db = db
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._cache: dict[int, Game] = {}
+        #: The row stored by the last :meth:`apply` of each game, while no other write
+        #: happened since (see :meth:`latest`), and the UI JSON of each game as last saved.
+        self._rows: dict[int, GameRow] = {}
+        self._ui: dict[int, str] = {}
         #: Where match seeds come from (tests replace it to get known deals).
         self.seed_source: Callable[[], int] = lambda: random.SystemRandom().randrange(1, 2**62)
 
@@ -115,6 +124,20 @@ class GameService:
         """The version of the cached game (-1 if none): its snapshot need not be read."""
         cached = self._cache.get(game_id)
         return -1 if cached is None else cached.version
+
+    async def latest(self, game_id: int) -> GameRow | None:
+        """The stored game, without reading it again when this process wrote its last
+        version (a move is read once: by its own transaction). UI JSON as last saved."""
+        row = self._rows.get(game_id)
+        if row is None:
+            row = await self.fetch(game_id)
+        if row is not None and game_id in self._ui:
+            row = replace(row, ui_json=self._ui[game_id])
+        return row
+
+    def _changed(self, game_id: int) -> None:
+        """A write other than a move: the next :meth:`latest` reads the database."""
+        self._rows.pop(game_id, None)
 
     async def row(self, game_id: int) -> GameRow:
         row = await self.fetch(game_id)
@@ -206,8 +229,13 @@ class GameService:
         try:
             applied = await self.db.run_transaction(transaction)
         except (StaleVersion, StatusConflict):
+            self._changed(game_id)
             raise Refused("alert.stale") from None
+        except Refused:
+            self._changed(game_id)  # what this process last wrote is not what is stored
+            raise
         self._cache[game_id] = applied.game  # only once committed
+        self._rows[game_id] = applied.row
         return applied
 
     async def _record_scores(self, tx: Executor, row: GameRow, events: list[Event]) -> None:
@@ -253,16 +281,130 @@ class GameService:
         seed = self.seed_source()
         game = Game.new(prefs.options, rng=random.Random(seed))
         deadline = turn_deadline(prefs.turn_timeout, seats, game)
-        await repo.start_game(
-            self.db, game_id, seed, game.to_json(), seats=seats,
-            settings_json=prefs.to_json(), turn_deadline=deadline,
-        )
-        self._cache[game_id] = game
-        row = await self.row(game_id)
+        async with self.lock(game_id):
+            await repo.start_game(
+                self.db, game_id, seed, game.to_json(), seats=seats,
+                settings_json=prefs.to_json(), turn_deadline=deadline,
+            )
+            self._changed(game_id)
+            self._cache[game_id] = game
+            row = await self.row(game_id)
         return row, game
 
     def forget(self, game_id: int) -> None:
         self._cache.pop(game_id, None)
+        self._rows.pop(game_id, None)
+        self._ui.pop(game_id, None)
+
+    # ------------------------------------------------------------------ other writes
+    # Each takes the game's lock: the caller must not hold it.
+
+    async def open_lobby(
+        self, chat_id: int, thread_id: int, creator_id: int, settings_json: str,
+        ui_json: str,
+    ) -> int:
+        """A new lobby (raises :class:`storage.ActiveGameExists`); return its id."""
+        game_id = await repo.create_lobby(self.db, chat_id, thread_id, creator_id, settings_json)
+        async with self.lock(game_id):
+            await repo.update_ui(self.db, game_id, ui_json)
+            self._ui[game_id] = ui_json
+        return game_id
+
+    async def take_seat(self, game_id: int, seat: SeatRow, max_seats: int) -> int | None:
+        """Seat a player at the lowest free seat of a lobby (see ``repo.take_free_seat``)."""
+        async with self.lock(game_id):
+            self._changed(game_id)
+            return await repo.take_free_seat(self.db, game_id, seat, max_seats)
+
+    async def free_seat(self, game_id: int, seat_no: int) -> bool:
+        async with self.lock(game_id):
+            self._changed(game_id)
+            return await repo.remove_seat(self.db, game_id, seat_no)
+
+    async def cancel(self, game_id: int, expected_status: str | None = None) -> GameRow | None:
+        """Cancel a lobby or a running match; None if it is no longer active. The row
+        returned is the one before (its messages are still to be told)."""
+        async with self.lock(game_id):
+            row = await self.fetch(game_id)
+            if row is None or not row.is_active:
+                return None
+            if expected_status is not None and row.status != expected_status:
+                return None
+            try:
+                await repo.set_status(self.db, game_id, "cancelled", expected_status=row.status)
+            except StatusConflict:
+                return None
+            self._changed(game_id)
+            return row
+
+    async def seat_back(self, game_id: int, user_id: int) -> tuple[GameRow, SeatRow]:
+        """"Sono tornato": the player takes their seat back from the computer."""
+        async with self.lock(game_id):
+            row, _ = await self.load(game_id)
+            seat = row.seat_of(user_id)
+            if seat is None:
+                raise Refused("alert.not_seated")
+            if not seat.away:
+                raise Refused("alert.not_away")
+            async with self.db.transaction() as tx:
+                await repo.set_seat_away(tx, game_id, seat.seat, False)
+                await repo.set_afk_strikes(tx, game_id, seat.seat, 0)
+            self._changed(game_id)
+            return await self.row(game_id), seat
+
+    async def hand_over(
+        self, game_id: int, seat_no: int, level: str
+    ) -> tuple[GameRow, SeatRow] | None:
+        """A player left or blocked the bot: a computer plays the seat from now on.
+        The row after, and the seat before; None if there was nothing to hand over."""
+        async with self.lock(game_id):
+            row = await self.row(game_id)
+            seat = row.seat(seat_no)
+            if seat is None or not seat.is_human or row.status != "playing":
+                return None
+            name = "🤖 " + seat.display_name
+            await repo.replace_seat_with_computer(self.db, game_id, seat_no, name[:64], level)
+            self._changed(game_id)
+            return await self.row(game_id), seat
+
+    async def restart_clock(
+        self, game_id: int, version: int, slack: float, *, always: bool
+    ) -> GameRow | None:
+        """Start the clock of ``version``'s turn again from now if it has run for more than
+        ``slack`` seconds (``always``: its timer already fired); the row if restarted."""
+        async with self.lock(game_id):  # no move in between: the timer is current
+            row = await self.fetch(game_id)
+            if (
+                row is None or row.status != "playing" or row.version != version
+                or row.turn_deadline is None
+            ):
+                return None
+            fresh = time.time() + match_prefs(row).turn_timeout
+            if fresh - row.turn_deadline < slack and not always:
+                return None
+            await repo.set_turn_deadline(self.db, game_id, fresh)
+            self._changed(game_id)
+            return replace(row, turn_deadline=fresh)
+
+    async def migrate_chat(
+        self, old: int, new: int, game_ids: Sequence[int]
+    ) -> ChatMigrationResult:
+        """A group became a supergroup: its rows follow (no action of these games in
+        between: their locks are held, in id order)."""
+        async with contextlib.AsyncExitStack() as stack:
+            for game_id in sorted(game_ids):
+                await stack.enter_async_context(self.lock(game_id))
+            result = await repo.migrate_chat(self.db, old, new)
+            for game_id in game_ids:
+                self._changed(game_id)
+            return result
+
+    async def save_ui(self, game_id: int, patch: Mapping[str, object]) -> str:
+        """Merge a patch into the game's UI JSON (see ``bot.tables.state``)."""
+        async with self.lock(game_id):
+            text = await repo.patch_ui(self.db, game_id, patch)
+            self._ui[game_id] = text
+            return text
 
 
 def _row_after(

@@ -19,7 +19,7 @@ from bot.render import keyboards as kb
 from bot.render import texts
 from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
 from bot.service import Refused
-from bot.tables import ui_of
+from bot.tables import ui_of, ui_patch
 from storage import ActiveGameExists, GameRow, SeatRow, SeatTaken, StatusConflict, repo
 
 log = logging.getLogger(__name__)
@@ -37,21 +37,21 @@ async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
         if 0 <= s.seat < SEATS:
             seats[s.seat] = s.display_name
     ui = ui_of(row)
-    text = texts.lobby_text(lang, prefs, seats, str(ui.get("creator", "?")), state)
+    text = texts.lobby_text(lang, prefs, seats, ui.creator, state)
     markup = kb.lobby_keyboard(lang, row.game_id) if state == "open" else None
-    mid = ui.get("lobby")
+    mid = ui.lobby
     chat_id = rt.outbox.resolve(row.chat_id)
-    if mid is not None and int(ui.get("lobby_chat", row.chat_id)) != chat_id:
+    if mid is not None and (ui.lobby_chat or row.chat_id) != chat_id:
         mid = None  # the group became a supergroup: the old message is read-only
     if mid is None:
         msg = await rt.outbox.send(chat_id, text, markup, thread_id=row.thread_id)
         if msg is not None:
             changes = {"lobby": msg.message_id, "lobby_chat": msg.chat.id}
-            await repo.patch_ui(rt.db, row.game_id, changes)
+            await rt.service.save_ui(row.game_id, ui_patch(changes))
     elif state == "open":
-        rt.outbox.edit(row.chat_id, int(mid), text, markup)
+        rt.outbox.edit(row.chat_id, mid, text, markup)
     else:
-        await rt.outbox.edit_now(row.chat_id, int(mid), text, markup)
+        await rt.outbox.edit_now(row.chat_id, mid, text, markup)
 
 
 def deep_link(context: ContextTypes.DEFAULT_TYPE, game_id: int) -> str:
@@ -81,7 +81,7 @@ async def seat_user(rt: Runtime, game_id: int, user: User) -> int:
     await repo.set_private_ok(rt.db, user.id, True)
     seat = SeatRow.human(0, user.id, display_name(user), user.language_code)
     try:
-        number = await repo.take_free_seat(rt.db, game_id, seat, SEATS)
+        number = await rt.service.take_seat(game_id, seat, SEATS)
     except SeatTaken:
         raise Refused("alert.already_seated") from None
     except StatusConflict:
@@ -111,7 +111,7 @@ async def leave(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
     if seat is None:
         raise Refused("alert.not_seated")
     if row.status == "lobby":
-        await repo.remove_seat(rt.db, row.game_id, seat.seat)
+        await rt.service.free_seat(row.game_id, seat.seat)
         await render_lobby(rt, await rt.service.row(row.game_id))
         return "lobby.left"
     await rt.tables.hand_to_computer(row.game_id, seat.seat, "left")
@@ -128,7 +128,7 @@ async def add_computer(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id
     level = rt.settings.computer_level
     seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
     try:
-        number = await repo.take_free_seat(rt.db, row.game_id, seat, SEATS)
+        number = await rt.service.take_seat(row.game_id, seat, SEATS)
     except StatusConflict:
         raise Refused("alert.lobby_closed") from None
     if number is None:
@@ -145,11 +145,10 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
     if len(row.seats) < SEATS:
         raise Refused("alert.need_players", n=SEATS - len(row.seats))
     prefs = await rt.chat_prefs(row.chat_id)  # fixed for the whole match from here on
-    async with rt.service.lock(row.game_id):
-        try:
-            new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
-        except StatusConflict:
-            raise Refused("alert.lobby_closed") from None
+    try:
+        new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
+    except StatusConflict:
+        raise Refused("alert.lobby_closed") from None
     await render_lobby(rt, new_row, "started")
     await rt.tables.sync(row.game_id)
     rt.tables.kick(row.game_id)
@@ -166,13 +165,12 @@ async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     assert chat and user and message
     prefs = await rt.chat_prefs(chat.id)
     thread = thread_of(message)
-    ui = json.dumps({"creator": display_name(user)})
+    ui = json.dumps(ui_patch({"creator": display_name(user)}))
     try:
-        game_id = await repo.create_lobby(rt.db, chat.id, thread, user.id, prefs.to_json())
+        game_id = await rt.service.open_lobby(chat.id, thread, user.id, prefs.to_json(), ui)
     except ActiveGameExists:
         await message.reply_text(tr(prefs.language, "lobby.exists"))
         return
-    await repo.update_ui(rt.db, game_id, ui)
     await render_lobby(rt, await rt.service.row(game_id))
 
 
@@ -308,13 +306,8 @@ async def on_cancel_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -
 
 
 async def cancel_game(rt: Runtime, row: GameRow) -> None:
-    if not row.is_active:
+    if not row.is_active or await rt.service.cancel(row.game_id, row.status) is None:
         raise Refused("alert.not_playing")
-    async with rt.service.lock(row.game_id):
-        try:
-            await repo.set_status(rt.db, row.game_id, "cancelled", expected_status=row.status)
-        except StatusConflict:
-            raise Refused("alert.not_playing") from None
     rt.tables.cancel_timers(row.game_id)
     if row.status == "lobby":
         await render_lobby(rt, row, "cancelled")

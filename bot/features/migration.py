@@ -8,7 +8,6 @@ it). Both end in :func:`migrate`, which is idempotent.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
 from telegram import Update
@@ -26,10 +25,7 @@ async def migrate(rt: Runtime, old: int, new: int) -> None:
     rt.outbox.note_migration(old, new)
     async with rt.tables.migration_lock:
         games = [r for r in await repo.list_unfinished_games(rt.db) if r.chat_id == old]
-        async with contextlib.AsyncExitStack() as stack:
-            for row in sorted(games, key=lambda r: r.game_id):  # no action in between
-                await stack.enter_async_context(rt.service.lock(row.game_id))
-            result = await repo.migrate_chat(rt.db, old, new)
+        result = await rt.service.migrate_chat(old, new, [r.game_id for r in games])
         if result != type(result)():
             log.info("chat %s migrated to %s: %s", old, new, result)
         for row in games:

@@ -177,8 +177,9 @@ async def test_cancel_and_hand(tg: Any, tmp_path: Path) -> None:
         assert row.status == "cancelled"
         await bot.rt.outbox.drain()
         ui = ui_of(row)
-        assert "annullata" in tg.message(group, int(ui["table"])).content
-        hand = tg.message(cris, int(ui["hands"][str(seat.seat)]))
+        assert ui.table is not None
+        assert "annullata" in tg.message(group, ui.table).content
+        hand = tg.message(cris, ui.hands[seat.seat])
         assert "annullata" in hand.content and not hand.buttons
         version = row.version
         await asyncio.sleep(0.3)  # the computers stopped too
@@ -198,9 +199,9 @@ async def hand_message(table: Any, seat: int, other_than: int | None = None) -> 
     """The id of the seat's hand message of smazzata 2, once drawn."""
     for _ in range(500):
         ui = ui_of(await table.row())
-        mid = (ui.get("hands") or {}).get(str(seat))
-        if ui.get("table_smz") == 1 and mid is not None and mid != other_than:
-            return int(mid)
+        mid = ui.hands.get(seat)
+        if ui.table_smz == 1 and mid is not None and mid != other_than:
+            return mid
         await asyncio.sleep(0.01)
     raise AssertionError("no hand message")
 

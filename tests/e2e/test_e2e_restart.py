@@ -114,7 +114,7 @@ async def test_match_that_ended_while_the_bot_was_down_is_announced(
         await bot.rt.outbox.drain()
         assert len(results(tg, group)) == 1
         row = await repo.get_game(bot.rt.db, table.game_id)
-        assert row is not None and ui_of(row).get("rv") == row.version
+        assert row is not None and ui_of(row).drawn == row.version
         for message in tg.chat_messages(group, from_bot=True) + tg.chat_messages(ugo):
             assert not [b for b in message.buttons if b.callback_data], message.content
     finally:

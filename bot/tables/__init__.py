@@ -1,0 +1,14 @@
+"""Running tables, as a small package whose imports run one way::
+
+    driver (moves, computer turns, seats, redraws, restarts)
+      -> render (what each chat shows)   -> layout, state
+      -> clock (turn timers; calls the driver back)   -> layout, state
+      -> delivery (which version reached Telegram)    -> state
+    state: the typed UI state of a game (which messages show it)
+"""
+
+from bot.tables.driver import Tables
+from bot.tables.layout import ChatLayout
+from bot.tables.state import UiState, prefs_of, seat_language, ui_of, ui_patch
+
+__all__ = ["ChatLayout", "Tables", "UiState", "prefs_of", "seat_language", "ui_of", "ui_patch"]

@@ -1,0 +1,455 @@
+"""Running tables: human actions, computer moves, seats changing, redraws, restarts.
+
+The UI is *reconciled* from the stored state after every change (:meth:`Tables.sync`,
+drawing with :class:`~bot.tables.render.Renderer`); the turn timers are the
+:class:`~bot.tables.clock.TurnClock`'s, which calls :meth:`Tables.timeout` back. Every
+write to a game goes through :class:`~bot.service.GameService`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from telegram import Bot
+from telegram.error import TelegramError
+from telegram.ext import Application
+
+from bot import players
+from bot.config import Settings
+from bot.i18n import tr
+from bot.outbox import Outbox, backoff
+from bot.render import texts
+from bot.service import AfkChange, Applied, GameService, Refused, result_from_json
+from bot.tables.clock import TurnClock
+from bot.tables.delivery import Delivery
+from bot.tables.layout import ChatLayout
+from bot.tables.render import Drawn, Renderer
+from bot.tables.state import prefs_of, ui_of, ui_patch
+from game import Game
+from game.events import Event, SmazzataScored
+from storage import Actor, GameRow, StorageUnavailable, repo, urgent
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two "cannot save" notices in the same group (one per outage).
+STORAGE_NOTICE_SECONDS = 300.0
+#: After a restart, matches that ended this recently still get their final messages if
+#: the bot stopped before delivering them; older ones are left alone.
+FINISHED_REDRAW_SECONDS = 7 * 24 * 3600
+
+
+class Tables:
+    def __init__(self, app: Application[Any, Any, Any, Any, Any, Any], settings: Settings,
+                 service: GameService, outbox: Outbox,
+                 layout: ChatLayout | None = None) -> None:
+        self.app = app
+        self.settings = settings
+        self.service = service
+        self.outbox = outbox
+        self.layout = layout or ChatLayout()
+        self.renderer = Renderer(outbox, self.layout, self._stored_results, self._username)
+        self.clock = TurnClock(app, service, outbox, self.layout, self.timeout)
+        self.delivery = Delivery(service, outbox)
+        self._drivers: dict[int, asyncio.Task[None]] = {}
+        self._again: set[int] = set()
+        #: Games whose messages must be redrawn (a render failed) -> failures in a row.
+        self._resync: dict[int, int] = {}
+        #: Groups told that moves cannot be saved -> when (cleared by the next saved move).
+        self._storage_told: dict[int, float] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        self._sync_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._closing = False
+        self.migration_lock = asyncio.Lock()
+
+    @property
+    def bot(self) -> Bot:
+        bot: Bot = self.app.bot
+        return bot
+
+    @property
+    def private_lazy_seconds(self) -> float:
+        return self.renderer.private_lazy_seconds
+
+    @private_lazy_seconds.setter
+    def private_lazy_seconds(self, value: float) -> None:
+        self.renderer.private_lazy_seconds = value
+
+    def _username(self) -> str | None:
+        return self.bot.username if self.app.bot else None
+
+    async def _stored_results(self, game_id: int) -> list[SmazzataScored]:
+        stored = await repo.load_smazzata_results(self.service.db, game_id)
+        return [result_from_json(r.result_json) for r in stored]
+
+    def cancel_timers(self, game_id: int) -> None:
+        self.clock.cancel(game_id)
+
+    # ------------------------------------------------------------------ human actions
+
+    async def human_action(self, game_id: int, version: int, user_id: int, code: str) -> Applied:
+        """Apply a button press of a player; raise :class:`Refused` (nothing changed).
+
+        The caller answers the query, then renders with :meth:`after`. The press goes
+        before any waiting background database work (:func:`storage.urgent`)."""
+
+        def seat_of_player(row: GameRow, game: Game) -> int:
+            seat = row.seat_of(user_id)
+            if seat is None:
+                raise Refused("alert.not_seated")
+            if seat.away:
+                raise Refused("alert.away")
+            if version != row.version:
+                raise Refused("alert.stale")
+            if game.current_seat() != seat.seat and code != "M":
+                raise Refused("alert.not_your_turn")
+            return seat.seat
+
+        async with self.service.lock(game_id), urgent():
+            try:
+                applied = await self.service.apply(
+                    game_id, version, seat_of_player, code, "human", user_id, afk="reset"
+                )
+            except StorageUnavailable as exc:
+                await self._storage_down_game(game_id, exc)
+                raise
+        self.storage_up(applied.row.chat_id)
+        self.clock.cancel(game_id)
+        return applied
+
+    async def after(self, applied: Applied) -> None:
+        """Render the change, then let computers move and timers run."""
+        try:
+            await self.sync(applied.row.game_id, applied.events)
+        finally:
+            self.kick(applied.row.game_id)
+
+    # ------------------------------------------------------------------ computer moves
+
+    def kick(self, game_id: int) -> None:
+        """Make sure the driver of this game runs (computer turns, timers)."""
+        if self._closing:
+            return
+        task = self._drivers.get(game_id)
+        if task is not None and not task.done():
+            self._again.add(game_id)
+            return
+        self._drivers[game_id] = asyncio.create_task(self._drive(game_id), name=f"drive:{game_id}")
+
+    async def _drive(self, game_id: int) -> None:
+        failures = 0
+        try:
+            while True:
+                self._again.discard(game_id)
+                try:
+                    if game_id in self._resync:
+                        await self.sync(game_id)
+                    moved = await self._computer_step(game_id)
+                except StorageUnavailable as exc:  # wait for the database to come back
+                    failures += 1
+                    delay = backoff(failures, first=0.5, cap=10.0)
+                    log.warning("game %s: storage unavailable (%s): retry in %.1fs",
+                                game_id, exc.code, delay)
+                    self._resync.setdefault(game_id, 0)
+                    await self._storage_down_game(game_id, exc)
+                    await asyncio.sleep(delay)
+                    continue
+                failures = 0
+                if moved:
+                    continue
+                if game_id not in self._again:
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("driver of game %s failed", game_id)
+
+    async def _computer_step(self, game_id: int) -> bool:
+        """If a computer (or an away human) is in turn, make one move. True if it moved."""
+        row = await self.service.latest(game_id)
+        if row is None or row.status != "playing":
+            return False
+        game = self.service.game_of(row)
+        seat_no = game.current_seat()
+        seat = None if seat_no is None else row.seat(seat_no)
+        if seat is None or (seat.is_human and not seat.away):
+            self.clock.arm(row, game)
+            return False
+        if self.settings.computer_delay_seconds:
+            await asyncio.sleep(self.settings.computer_delay_seconds)
+        applied = await self.computer_move(game_id, row.version, seat.seat, "computer")
+        if applied is None:
+            return False
+        await self.sync(game_id, applied.events)
+        return True
+
+    async def computer_move(
+        self, game_id: int, version: int, seat_no: int, actor: Actor,
+        afk: AfkChange | None = None,
+    ) -> Applied | None:
+        async with self.service.lock(game_id):
+            row = await self.service.latest(game_id)
+            if row is None or row.status != "playing" or row.version != version:
+                return None
+            game = self.service.game_of(row)
+            if game.current_seat() != seat_no:
+                return None
+            seat = row.seat(seat_no)
+            level = (seat.computer_level if seat else None) or self.settings.computer_level
+            # A "forte" decision is up to ~0.3 s of CPU: keep it off the event loop.
+            action = await asyncio.to_thread(
+                players.choose, level, game_id * 100003 + version, game.view(seat_no)
+            )
+            try:
+                applied = await self.service.apply(
+                    game_id, version, seat_no, action.code, actor, None, afk=afk
+                )
+            except Refused as exc:
+                log.error("computer move %s refused in game %s: %s", action, game_id, exc.code)
+                return None
+        self.storage_up(row.chat_id)
+        return applied
+
+    async def timeout(self, game_id: int, version: int) -> None:
+        """The turn clock ran out (called back by :class:`TurnClock`): move for them."""
+        if self.clock.hold_if_undelivered(game_id, version):
+            return  # the clock restarts on delivery
+        row = await self.service.fetch(game_id)
+        if row is None or row.status != "playing" or row.version != version:
+            return
+        game = self.service.game_of(row)
+        if row.turn_deadline is not None and row.turn_deadline > time.time() + 0.5:
+            self.clock.arm(row, game)  # the clock was restarted after this timer was set
+            return
+        seat_no = game.current_seat()
+        seat = None if seat_no is None else row.seat(seat_no)
+        if seat is None or not seat.is_human or seat_no is None:
+            return
+        # the strike (and "away" at the second one) is written with the move, or not at all
+        try:
+            applied = await self.computer_move(game_id, version, seat_no, "timeout",
+                                               afk="strike")
+        except StorageUnavailable as exc:  # try again a little later
+            log.warning("game %s: timeout move not saved (%s)", game_id, exc.code)
+            self.storage_down(row, exc)
+            if not self._closing:
+                self.clock.retry_timeout(game_id, version, 5.0)
+            return
+        if applied is None:
+            return
+        key = "afk.away" if applied.went_away else "afk.timeout"
+        await self.announce(row, tr(prefs_of(row).language, key,
+                                    name=texts.esc(seat.display_name)))
+        await self.sync(game_id, applied.events)
+        self.kick(game_id)
+
+    # ------------------------------------------------------------------ seats changing
+
+    async def im_back(self, game_id: int, user_id: int) -> None:
+        row, seat = await self.service.seat_back(game_id, user_id)
+        await self.announce(row, tr(prefs_of(row).language, "afk.back",
+                                    name=texts.esc(seat.display_name)))
+        await self.sync(game_id, [])
+        self.kick(game_id)
+
+    async def hand_to_computer(self, game_id: int, seat_no: int, reason: str) -> None:
+        """A player left (/esci) or blocked the bot: a computer plays the seat from now on."""
+        done = await self.service.hand_over(game_id, seat_no, self.settings.computer_level)
+        if done is None:
+            return
+        row, seat = done
+        lang = prefs_of(row).language
+        await self.announce(row, tr(lang, f"seat.{reason}", name=texts.esc(seat.display_name)))
+        await self.sync(game_id, [])
+        self.kick(game_id)
+
+    async def private_forbidden(self, user_id: int) -> None:
+        """The user blocked the bot: remember it; computers take their running seats."""
+        await repo.set_private_ok(self.service.db, user_id, False)
+        for row in await repo.games_of_user(self.service.db, user_id):
+            seat = row.seat_of(user_id)
+            if row.status == "playing" and seat is not None:
+                self.app.create_task(self.hand_to_computer(row.game_id, seat.seat, "blocked"))
+
+    def show_cancelled(self, row: GameRow) -> None:
+        """/annulla: the table and every hand say so, without buttons."""
+        self.clock.game_over(row.game_id)
+        self.renderer.cancelled(row, ui_of(row))
+
+    async def chat_gone(self, chat_id: int) -> None:
+        """The bot was removed from a group: its lobby / running games end as cancelled
+        (the data stays: finished smazzate keep their scores); timers, computers and
+        pending edits of that chat stop."""
+        self.outbox.drop_chat(chat_id)
+        for row in await repo.list_unfinished_games(self.service.db):
+            if row.chat_id != chat_id:
+                continue
+            fresh = await self.service.cancel(row.game_id)
+            if fresh is None:
+                continue
+            log.warning("bot removed from chat %s: game %s cancelled", chat_id, row.game_id)
+            self.clock.cancel(row.game_id)
+            self._resync.pop(row.game_id, None)
+            task = self._drivers.pop(row.game_id, None)
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+            if fresh.status == "playing":
+                self.renderer.cancelled(fresh, ui_of(fresh), table=False)
+        self.outbox.drop_chat(chat_id)
+
+    async def forbidden(self, chat_id: int, reason: str) -> None:
+        """A 403 from Telegram: a user blocked the bot, or the bot left a group."""
+        if chat_id > 0:
+            await self.private_forbidden(chat_id)
+        elif "kicked" in reason.lower() or "not a member" in reason.lower():
+            self.background(self.chat_gone(chat_id))
+
+    def background(self, coro: Any) -> None:
+        """Run ``coro`` on its own (it may cancel the task that asked for it)."""
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_failure)
+
+    # ------------------------------------------------------------------ storage outages
+
+    def storage_down(self, row: GameRow, exc: StorageUnavailable) -> None:
+        """Moves of this game cannot be saved: tell its group once per outage."""
+        now = time.monotonic()
+        told = self._storage_told.get(row.chat_id)
+        if told is not None and now - told < STORAGE_NOTICE_SECONDS:
+            return
+        self._storage_told[row.chat_id] = now
+        log.warning("chat %s: moves cannot be saved (%s)", row.chat_id, exc.code)
+        text = tr(prefs_of(row).language, "storage.group_paused")
+        self.background(self.announce(row, text))
+
+    async def _storage_down_game(self, game_id: int, exc: StorageUnavailable) -> None:
+        try:
+            row = await self.service.fetch(game_id)
+        except StorageUnavailable:
+            return
+        if row is not None:
+            self.storage_down(row, exc)
+
+    def storage_up(self, chat_id: int) -> None:
+        """A move of this chat was saved: the outage (if any) is over."""
+        self._storage_told.pop(chat_id, None)
+
+    async def announce(self, row: GameRow, text: str) -> None:
+        await self.outbox.send(row.chat_id, text, thread_id=row.thread_id)
+
+    # ------------------------------------------------------------------ redraws
+
+    async def sync(self, game_id: int, events: Sequence[Event] = ()) -> None:
+        """Bring every message of the game in line with the stored state (serialised).
+
+        If Telegram or the database fails meanwhile, a redraw is scheduled (backoff)."""
+        async with self._sync_locks[game_id]:
+            try:
+                await self._sync(game_id, events)
+            except (TelegramError, StorageUnavailable) as exc:
+                failures = self._resync[game_id] = self._resync.get(game_id, 0) + 1
+                delay = backoff(failures, first=1.0, cap=30.0)
+                log.warning("redraw of game %s failed (%s): again in %.0fs", game_id, exc, delay)
+                if not self._closing:
+                    asyncio.get_running_loop().call_later(delay, self.kick, game_id)
+            else:
+                self._resync.pop(game_id, None)
+
+    async def _sync(self, game_id: int, events: Sequence[Event]) -> None:
+        row = await self.service.latest(game_id)
+        if row is None or row.status not in ("playing", "finished"):
+            return
+        try:
+            game = self.service.game_of(row)
+        except Refused:  # never started
+            return
+        drawn = Drawn(ui_of(row))
+        self.clock.note_shown(game_id, drawn.ui.drawn)  # delivered before (e.g. a restart)
+        try:
+            await self.renderer.draw(row, game, drawn, events)
+        finally:  # what was sent is remembered even if a later send failed
+            if drawn.changes:
+                await self.service.save_ui(game_id, ui_patch(drawn.changes))
+        if game.is_over():
+            self.clock.game_over(game_id)
+        if drawn.chats is not None:
+            self.delivery.queued(game_id, row.version, drawn.chats)
+            self.clock.watch(row, game)
+
+    async def resend_hand(self, user_id: int) -> bool:
+        """/mano: send the player's hand message again (the old one is deleted, so the
+        newest message of the chat is the live one); False if they play no game."""
+        for row in await repo.games_of_user(self.service.db, user_id):
+            seat = row.seat_of(user_id)
+            if row.status != "playing" or seat is None:
+                continue
+            async with self._sync_locks[row.game_id]:  # no redraw of the old one meanwhile
+                ui = ui_of(await self.service.latest(row.game_id) or row)
+                old = ui.hands.get(seat.seat)
+                hands = {s: m for s, m in ui.hands.items() if s != seat.seat}
+                await self.service.save_ui(row.game_id, ui_patch({"hands": hands}))
+                if old is not None:
+                    self.outbox.forget(user_id, old)
+                await self._sync(row.game_id, [])
+            if old is not None:
+                try:
+                    await self.bot.delete_message(user_id, old)
+                except TelegramError:  # already gone
+                    log.debug("could not delete old hand message", exc_info=True)
+            return True
+        return False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def resume_all(self) -> None:
+        """After a restart: re-render every running game, re-arm timers, resume computers.
+
+        ``UiState.drawn`` is the last version whose messages were *delivered*: the games
+        whose edits were queued or in flight when the process stopped are redrawn, and so
+        are the matches that ended meanwhile (their last results and final scores)."""
+        for row in await repo.list_unfinished_games(self.service.db):
+            if row.status != "playing":
+                continue
+            self.outbox.assume_recent_use(row.chat_id)
+            drawn = ui_of(row).drawn
+            self.clock.note_shown(row.game_id, drawn)
+            try:
+                if drawn != row.version:
+                    await self.sync(row.game_id, [])
+            except Exception:
+                log.exception("could not resume game %s", row.game_id)
+            self.kick(row.game_id)
+        since = self.service.db.now() - FINISHED_REDRAW_SECONDS
+        for finished in await repo.list_finished_games(self.service.db, since):
+            if ui_of(finished).drawn == finished.version:
+                continue
+            # the last move was stored, its results (or the final scores) never delivered
+            self.outbox.assume_recent_use(finished.chat_id)
+            try:
+                await self.sync(finished.game_id, [])
+            except Exception:
+                log.exception("could not finish drawing game %s", finished.game_id)
+
+    async def confirm_delivered(self, timeout: float) -> None:
+        """At a graceful stop, after the outbox drained: record what was delivered."""
+        await self.delivery.flush(timeout)
+
+    async def close(self) -> None:
+        self._closing = True
+        tasks = [t for t in (*self._drivers.values(), *self._background) if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        await self.clock.close()
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background task failed", exc_info=task.exception())

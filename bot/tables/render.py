@@ -1,0 +1,197 @@
+"""What each chat of a game shows, drawn from the stored state through the outbox.
+
+:meth:`Renderer.draw` is pure reconciliation: the table message shows ``view(None)``,
+each hand ``view(seat)``; a new smazzata gets new messages, otherwise edits (coalesced by
+the :class:`~bot.outbox.Outbox`). It writes nothing itself: it fills a :class:`Drawn`
+record (new message ids, posted results) that the driver saves as a UI patch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram import InlineKeyboardMarkup
+
+from bot.i18n import tr
+from bot.outbox import Outbox
+from bot.render import keyboards as kb
+from bot.render import texts
+from bot.service import names_of
+from bot.tables.layout import ChatLayout
+from bot.tables.state import UiState, prefs_of, seat_language
+from game import Game
+from game.events import DealVoided, Event, MonteDeclared, SmazzataScored, TrickWon
+from storage import GameRow
+
+#: The smazzata results stored for a game (to post those a restart left behind).
+ResultsReader = Callable[[int], Awaitable[list[SmazzataScored]]]
+
+
+@dataclass
+class Drawn:
+    """What one redraw did: UI fields to store, and whether the version is on its way."""
+
+    ui: UiState
+    changes: dict[str, Any] = field(default_factory=dict)
+    #: Chats with content of this version queued (None: nothing new was drawn).
+    chats: set[int] | None = None
+
+    def set(self, **changes: Any) -> None:
+        self.changes.update(changes)
+        self.ui = self.ui.merged(changes)
+
+
+class Renderer:
+    def __init__(self, outbox: Outbox, layout: ChatLayout, results: ResultsReader,
+                 bot_username: Callable[[], str | None]) -> None:
+        self.outbox = outbox
+        self.layout = layout
+        self.results = results
+        self.bot_username = bot_username
+        #: Private messages last drawn with something to press (their edits are urgent).
+        self._pressable: set[tuple[int, int]] = set()
+        #: How long an edit of a private message that nobody can press may wait, so that
+        #: several moves of the others become one edit (real seconds; tests scale it).
+        self.private_lazy_seconds = 4.0
+
+    async def draw(self, row: GameRow, game: Game, drawn: Drawn,
+                   events: Sequence[Event]) -> None:
+        """Bring every message of ``row`` in line with ``game`` (fills ``drawn``)."""
+        prefs = prefs_of(row)
+        lang, style = prefs.language, prefs.options.deck_style.value
+        names = names_of(row, game.n)
+        chat_id = self.outbox.resolve(self.layout.table_chat(row))
+        ui = drawn.ui
+        if ui.table is not None and (ui.table_chat or row.chat_id) != chat_id:
+            drawn.set(table=None)  # the group became a supergroup: the old one is read-only
+        if drawn.ui.table is not None and (
+            drawn.ui.table_smz != game.smazzata_index or game.is_over()
+        ):
+            self._close_smazzata(row, drawn.ui, events, names, lang, style)
+            drawn.set(table=None, hands=None)
+        await self._post_results(row, game, drawn, names, lang, style, chat_id)
+        if not game.is_over():
+            await self._draw_table(row, game, drawn, names, lang, chat_id)
+            await self._draw_hands(row, game, drawn, names, lang)
+        if drawn.ui.drawn != row.version:
+            drawn.chats = self.layout.chats(row) | {chat_id}
+
+    async def _post_results(
+        self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
+        style: str, chat_id: int,
+    ) -> None:
+        posted = drawn.ui.scored
+        if game.scored_count > posted:
+            results = await self._results(row, game, posted)
+            for i, result in enumerate(results, start=posted + 1):
+                over = game.is_over() and i == game.scored_count
+                text = texts.result_text(lang, style, result, names, over=over)
+                await self.outbox.send(chat_id, text, thread_id=row.thread_id)
+                drawn.set(scored=i)
+            drawn.set(scored=game.scored_count)
+        if game.is_over() and not drawn.ui.over and game.final is not None:
+            final = game.final
+            text = texts.match_over_text(lang, final.totals, final.positions, final.winners,
+                                         names)
+            await self.outbox.send(chat_id, text, thread_id=row.thread_id)
+            drawn.set(over=True)
+
+    async def _results(self, row: GameRow, game: Game, posted: int) -> list[SmazzataScored]:
+        """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""
+        if game.scored_count == posted + 1 and game.last_score is not None:
+            return [game.last_score]
+        return (await self.results(row.game_id))[posted : game.scored_count]
+
+    def _close_smazzata(
+        self, row: GameRow, ui: UiState, events: Sequence[Event], names: list[str],
+        lang: str, style: str,
+    ) -> None:
+        """Final edit of the previous smazzata's messages (no keyboards left behind)."""
+        smz = ui.table_smz
+        void = next((e for e in events if isinstance(e, DealVoided)), None)
+        last = next((e for e in reversed(events) if isinstance(e, TrickWon)), None)
+        if void is not None:
+            monte = next((e.seat for e in events if isinstance(e, MonteDeclared)), None)
+            text = texts.voided_text(lang, smz, void.reason, names, monte)
+        elif last is not None:
+            text = texts.finished_table_text(lang, style, smz, names, last.seat, last.cards)
+        else:
+            text = tr(lang, "table.finished", n=smz + 1)
+        assert ui.table is not None
+        self.outbox.edit(self.layout.table_chat(row), ui.table, text, None)
+        for seat_no, mid in ui.hands.items():
+            seat = row.seat(seat_no)
+            chat = None if seat is None else self.layout.hand_chat(seat)
+            if seat is not None and chat is not None:
+                self._pressable.discard((row.game_id, seat.seat))
+                self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "private.finished",
+                                               n=smz + 1), delay=self.private_lazy_seconds)
+
+    async def _draw_table(
+        self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
+        chat_id: int,
+    ) -> None:
+        view = game.view(None)
+        text = texts.table_text(lang, view, names)
+        markup = kb.auction_group_keyboard(lang, row.game_id, view)
+        if view.phase == "play":
+            markup = self.hand_link(lang)
+        if drawn.ui.table is None:
+            msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id)
+            if msg is not None:
+                drawn.set(table=msg.message_id, table_chat=msg.chat.id,
+                          table_smz=game.smazzata_index)
+        else:
+            self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup)
+
+    def hand_link(self, lang: str) -> InlineKeyboardMarkup | None:
+        username = self.bot_username()
+        if not username:
+            return None
+        return kb.url_keyboard(tr(lang, "btn.my_hand"), f"https://t.me/{username}")
+
+    async def _draw_hands(
+        self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
+    ) -> None:
+        """Each human's private message. Edits are urgent for whoever can press something
+        now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
+        several moves become one edit (the outbox also keeps each chat under 1 call/s)."""
+        for seat in row.seats:
+            chat = self.layout.hand_chat(seat)
+            if chat is None:
+                continue
+            plang = seat_language(seat, lang)
+            view = game.view(seat.seat)
+            note = tr(plang, "private.away_note") if seat.away else ""
+            text = texts.hand_text(plang, view, names, note)
+            markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
+            key = (row.game_id, seat.seat)
+            pressable = bool(view.legal) and not seat.away
+            urgent = pressable or key in self._pressable
+            if pressable:
+                self._pressable.add(key)
+            else:
+                self._pressable.discard(key)
+            mid = drawn.ui.hands.get(seat.seat)
+            if mid is None:
+                msg = await self.outbox.send(chat, text, markup)
+                if msg is not None:
+                    drawn.set(hands={**drawn.ui.hands, seat.seat: msg.message_id})
+            else:
+                delay = 0.0 if urgent else self.private_lazy_seconds
+                self.outbox.edit(chat, mid, text, markup, delay=delay)
+
+    def cancelled(self, row: GameRow, ui: UiState, *, table: bool = True) -> None:
+        """/annulla, or the group is gone: the table and every hand say so, no buttons."""
+        lang = prefs_of(row).language
+        chat_id = self.outbox.resolve(self.layout.table_chat(row))
+        if table and ui.table is not None and (ui.table_chat or row.chat_id) == chat_id:
+            self.outbox.edit(chat_id, ui.table, tr(lang, "table.cancelled"), None)
+        for seat_no, mid in ui.hands.items():
+            seat = row.seat(seat_no)
+            chat = None if seat is None else self.layout.hand_chat(seat)
+            if seat is not None and chat is not None:
+                self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "table.cancelled"),
+                                 None)

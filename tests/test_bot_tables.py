@@ -1,0 +1,70 @@
+"""The tables package: its typed UI state and the direction of its imports."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.tables.state import UiState, ui_patch
+
+PACKAGE = Path(__file__).resolve().parent.parent / "bot" / "tables"
+#: Who may import whom inside bot/tables (one way: driver -> render/clock/delivery ->
+#: layout/state).
+ALLOWED = {
+    "driver": {"render", "clock", "delivery", "layout", "state"},
+    "render": {"layout", "state"},
+    "clock": {"layout", "state"},
+    "delivery": {"state"},
+    "layout": set(),
+    "state": set(),
+}
+
+
+def test_imports_run_one_way() -> None:
+    found: dict[str, set[str]] = {}
+    for path in PACKAGE.glob("*.py"):
+        if path.stem == "__init__":
+            continue
+        tree = ast.parse(path.read_text())
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        found[path.stem] = {n.split(".")[2] for n in names if n.startswith("bot.tables.")}
+        assert not {n for n in names if n == "bot.tables"}, f"{path.stem} imports the package"
+    assert set(found) == set(ALLOWED)
+    for module, imports in found.items():
+        assert imports <= ALLOWED[module], (module, imports - ALLOWED[module])
+
+
+def test_ui_state_reads_the_stored_keys() -> None:
+    stored = json.dumps({"creator": "Ada", "lobby": 3, "table": 11, "table_chat": -5,
+                         "table_smz": 2, "hands": {"1": 12, "4": 13}, "scored": 2,
+                         "over": 1, "rv": 40})
+    ui = UiState.parse(stored)
+    assert ui == UiState(creator="Ada", lobby=3, table=11, table_chat=-5, table_smz=2,
+                         hands={1: 12, 4: 13}, scored=2, over=True, drawn=40)
+
+
+def test_ui_state_is_lenient_with_bad_values() -> None:
+    assert UiState.parse("not json") == UiState()
+    assert UiState.parse("[1, 2]") == UiState()
+    ui = UiState.parse(json.dumps({"table": "x", "hands": [1], "rv": 7}))
+    assert ui == UiState(drawn=7)
+
+
+def test_patches_round_trip_and_merge() -> None:
+    ui = UiState(table=11, hands={0: 5})
+    changes = {"table": None, "hands": {0: 5, 2: 9}, "over": True, "drawn": 3}
+    patch = ui_patch(changes)
+    assert patch == {"table": None, "hands": {"0": 5, "2": 9}, "over": 1, "rv": 3}
+    merged = ui.merged(changes)
+    assert merged == UiState(hands={0: 5, 2: 9}, over=True, drawn=3)
+    stored = {k: v for k, v in patch.items() if v is not None}
+    assert UiState.parse(json.dumps(stored)) == merged
+
+
+def test_unknown_fields_are_refused() -> None:
+    with pytest.raises(TypeError):
+        ui_patch({"rv": 3})  # the stored key is not a field name
