@@ -21,7 +21,8 @@ GROUP_COMMANDS = (
     ("aiuto", "help"),
 )
 PRIVATE_COMMANDS = (
-    ("start", "start"), ("mano", "hand"), ("statistiche", "stats"), ("regole", "rules"),
+    ("start", "start"), ("nuova", "new"), ("inizia", "begin"), ("annulla", "cancel"),
+    ("mano", "hand"), ("statistiche", "stats"), ("regole", "rules"),
     ("aiuto", "help"),
 )
 

@@ -99,7 +99,7 @@ async def test_menus_help_rules_and_wrong_chats(tg: Any, tmp_path: Path) -> None
         assert "ends the auction at once" not in rules.content
         await repo.set_status(bot.rt.db, game_id, "cancelled")
 
-        wrong = await answer(ugo, ugo, "/nuova")
+        wrong = await answer(ugo, ugo, "/classifica")  # (/nuova in private: a table alone)
         assert "si usa in un gruppo" in wrong.content
         wrong = await answer(emma, emma, "/leaderboard")
         assert "works in a group" in wrong.content

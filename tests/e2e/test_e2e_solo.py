@@ -18,7 +18,7 @@ async def open_solo_table(tg: Any, bot: Any, user: Any, level: str = "facile") -
     prefs = with_value(await bot.rt.chat_prefs(user.id), "match_end", "hands:2")
     await repo.save_chat_settings(bot.rt.db, user.id, prefs.language, prefs.to_json())
     sent = await user.dm("/nuova")
-    lobby = await tg.wait_for_message(user, "Briscola chiamata", after=sent)
+    lobby = await tg.wait_for_message(user, "nuova partita", after=sent)
     fill = next(b.callback_data for b in lobby.buttons if (b.callback_data or "").endswith(level))
     gid = int(fill.split(":")[1])
     answer = await (await user.press(lobby, fill)).wait(10)
@@ -39,6 +39,7 @@ async def test_a_whole_match_alone_in_private_with_a_restart(tg: Any, tmp_path: 
     bot = await make_bot(tg, db_path).start()
     ada = tg.add_user("Ada & <co>", language_code="it")
     await ada.start_bot()
+    await tg.wait_for_message(ada, "Ciao")
     try:
         table = await open_solo_table(tg, bot, ada)
         await tg.wait_for_message(ada, "Le tue carte")
@@ -47,6 +48,7 @@ async def test_a_whole_match_alone_in_private_with_a_restart(tg: Any, tmp_path: 
         assert row.turn_deadline is None  # no timer alone, by default
         started = len(tg.calls)
         await table.play(cheap_policy, until=lambda g: g.smazzata_index == 1 and g.version > 60)
+        assert (await table.row()).status == "playing"  # the restart comes mid-smazzata
         await bot.rt.outbox.drain()
     finally:
         await bot.stop()
