@@ -77,8 +77,8 @@ async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: in
 async def may_manage(
     context: ContextTypes.DEFAULT_TYPE, row: GameRow | None, chat_id: int, user_id: int
 ) -> bool:
-    """The lobby creator or a chat admin."""
-    if row is not None and row.creator_id == user_id:
+    """The lobby creator or a chat admin (in a private chat: its owner)."""
+    if chat_id == user_id or (row is not None and row.creator_id == user_id):
         return True
     return await is_admin(context, chat_id, user_id)
 

@@ -22,7 +22,7 @@ GROUP_COMMANDS = (
 )
 PRIVATE_COMMANDS = (
     ("start", "start"), ("nuova", "new"), ("inizia", "begin"), ("annulla", "cancel"),
-    ("mano", "hand"), ("statistiche", "stats"), ("regole", "rules"),
+    ("mano", "hand"), ("statistiche", "stats"), ("impostazioni", "settings"), ("regole", "rules"),
     ("aiuto", "help"),
 )
 

@@ -10,7 +10,7 @@ from telegram import Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot import callbacks as cb
-from bot.features.common import alert, refuse_in_private
+from bot.features.common import alert
 from bot.i18n import tr
 from bot.prefs import MENU, Prefs, cycle
 from bot.render import keyboards as kb
@@ -42,8 +42,7 @@ async def open_menu(
 
 
 async def cmd_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
+    """The chat's settings for the next matches (in private: the tables alone)."""
     rt, chat, user, message = (
         rt_of(context), update.effective_chat, update.effective_user, update.effective_message
     )

@@ -352,8 +352,9 @@ def result_text(
 
 def match_over_text(
     lang: str, totals: Sequence[int], positions: Sequence[int], winners: Sequence[int],
-    names: Sequence[str],
+    names: Sequence[str], *, alone: bool = False,
 ) -> str:
+    """The final scores; ``alone`` (a private table): no group scoreboard to point to."""
     lines = [tr(lang, "final.head")]
     for seat in sorted(range(len(totals)), key=lambda s: (positions[s], s)):
         crown = " 🏆" if seat in winners else ""
@@ -361,7 +362,7 @@ def match_over_text(
         lines.append(f"{positions[seat]}. {_name(names, seat)}: <b>{total}</b>{crown}")
     lines.append("")
     lines.append(tr(lang, "final.winners", names=", ".join(_name(names, s) for s in winners)))
-    lines.append(tr(lang, "final.again"))
+    lines.append(tr(lang, "final.again_alone" if alone else "final.again"))
     return clip("\n".join(lines))
 
 

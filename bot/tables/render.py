@@ -95,7 +95,7 @@ class Renderer:
         if game.is_over() and not drawn.ui.over and game.final is not None:
             final = game.final
             text = texts.match_over_text(lang, final.totals, final.positions, final.winners,
-                                         names)
+                                         names, alone=is_private_chat(row.chat_id))
             await self.outbox.send(chat_id, text, thread_id=row.thread_id)
             drawn.set(over=True)
 

@@ -21,6 +21,9 @@ async def open_solo_table(tg: Any, bot: Any, user: Any, level: str = "facile") -
     lobby = await tg.wait_for_message(user, "nuova partita", after=sent)
     fill = next(b.callback_data for b in lobby.buttons if (b.callback_data or "").endswith(level))
     gid = int(fill.split(":")[1])
+    answer = await (await user.press(lobby, f"l:{gid}:set")).wait(10)  # the owner may
+    assert not answer.show_alert, answer.text
+    await tg.wait_for_message(user, "Impostazioni", after=lobby)
     answer = await (await user.press(lobby, fill)).wait(10)
     assert not answer.show_alert, answer.text
     await tg.wait_until(lambda: "Tavolo completo" in tg.message(user, lobby.message_id).text)
@@ -55,21 +58,26 @@ async def test_a_whole_match_alone_in_private_with_a_restart(tg: Any, tmp_path: 
     bot = await make_bot(tg, db_path).start()  # restart mid-match (smazzata 2)
     table.bot = bot
     try:
+        old = (await table.row()).ui_json
+        sent = await ada.dm("/mano")  # the table-and-hand message again, at the bottom
+        again = await tg.wait_for_message(ada, "Le tue carte", after=sent)
+        assert any(b.callback_data for b in again.buttons) and old != (await table.row()).ui_json
         await table.play(cheap_policy)
         row = await table.row()
         assert row.status == "finished"
-        await tg.wait_for_message(ada, "Partita finita", timeout=10)
+        final = await tg.wait_for_message(ada, "Partita finita", timeout=10)
+        assert "/statistiche" in final.content and "/classifica" not in final.content
         await bot.rt.outbox.drain()
 
         sends = [c for c in tg.calls[started:] if c.method == "sendMessage" and c.ok]
         assert all(c.chat_id == ada.id for c in tg.calls if c.chat_id is not None)
         # one table-and-hand message per smazzata (the first was sent before `started`),
         # two summaries and the final scores: no private message per move
-        assert len(sends) <= 1 + 2 + 1, [c.text for c in sends]
+        assert len(sends) <= 1 + 1 + 2 + 1, [c.text for c in sends]  # (+ /mano's)
         tables = [m for m in tg.chat_messages(ada, from_bot=True)
                   if "Le tue carte" in m.content or any("Le tue carte" in (h.text or "")
                                                        for h in m.history)]
-        assert len(tables) == 2
+        assert len(tables) == 2  # smazzata 1, and smazzata 2 (/mano deleted its first one)
         auction_states = [h for m in tables for h in m.history if h.reply_markup
                           and "Passo" in str(h.reply_markup) and "Le tue carte" in (h.text or "")]
         assert auction_states  # the auction's calls were on the hand's message
