@@ -1,6 +1,7 @@
-"""/statistiche end to end: several matches in two groups (one still running), then each
-player's record as the bot shows it equals the figures recomputed from a replay of the
-action logs through the game core (and agrees with the chats' leaderboards)."""
+"""/statistiche end to end: several matches in two groups (one still running) and one alone
+in a private chat; then each player's record as the bot shows it equals the figures
+recomputed from a replay of the action logs through the game core (and agrees with the
+chats' leaderboards)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from storage import Executor, repo
 from tests.chaos.checks import replay
 from tests.conftest import make_bot
 from tests.e2e.driver import cheap_policy, small_table
+from tests.e2e.test_e2e_solo import open_solo_table
 
 
 def varied_policy(view: View, rng: random.Random) -> str:
@@ -94,6 +96,10 @@ async def test_statistiche_equal_a_replay_of_the_logs(tg: Any, tmp_path: Path) -
             await tg.wait_for_message(group, "Smazzata 1", after=sent, timeout=10)
             await table.play(varied_policy)
             assert (await table.row()).status == "finished"
+        # a match alone against computers, in Ada's private chat
+        solo_table = await open_solo_table(tg, bot, ada)
+        await solo_table.play(varied_policy)
+        assert (await solo_table.row()).status == "finished"
         # a match still running: its smazzata counts, the match does not (yet)
         running = await small_table(tg, bot, two, [ada, carlo], match_end="hands:3")
         sent = await ada.send(two, "/inizia")
@@ -120,8 +126,14 @@ async def test_statistiche_equal_a_replay_of_the_logs(tg: Any, tmp_path: Path) -
 
         ada_games = await replayed_games(db, ada.id)
         overall = expected_record(ada_games, lambda chat: True)
-        assert overall.matches.played == 3 and overall.smazzate.played == 5
-        assert overall.chiamante.played + overall.socio.played + overall.compare.played == 5
+        assert overall.matches.played == 4 and overall.smazzate.played == 7
+        assert overall.chiamante.played + overall.socio.played + overall.compare.played == 7
+        assert expected_record(ada_games, is_private_chat).smazzate.played == 2
+        sent = await ada.dm("/statistiche")  # in private: every chat and alone, no group
+        reply = await tg.wait_for_message(ada, "📊", after=sent)
+        solo = expected_record(ada_games, is_private_chat)
+        assert reply.source == texts.stats_text("it", ada.first_name, _stats(overall, None, solo))
+        assert "Da solo contro il computer</b>\nPartite: 1 partita" in reply.source
         # in private, and in English: every chat and the solo section (empty until solo play)
         sent = await bea.dm("/stats")
         reply = await tg.wait_for_message(bea, "📊", after=sent)
