@@ -77,30 +77,36 @@ def bot_environment(tg: FakeTelegram, database_url: str) -> dict[str, str]:
 async def run(args: argparse.Namespace) -> int:
     flood: FloodLimits | bool = not args.no_flood_limits
     tg = FakeTelegram(bot_username="BriscolaSandboxBot", bot_name="Briscola", flood=flood)
+    page = SandboxWeb(tg, build_world(tg))
+    try:
+        port = await page.start(args.host, args.port)
+    except OSError as exc:
+        print(f"cannot serve the page on {args.host}:{args.port}: {exc.strerror} "
+              "(choose another with --port or SANDBOX_PORT)", file=sys.stderr)
+        return 2
     await tg.start()
-    groups = build_world(tg)
-    page = SandboxWeb(tg, groups)
-    with tempfile.TemporaryDirectory(prefix="briscola-sandbox-") as scratch:
-        database_url = args.database_url or f"sqlite:///{Path(scratch) / 'sandbox.db'}"
-        bot = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", env=bot_environment(tg, database_url)
-        )
-        try:
-            port = await page.start(args.host, args.port)
-            shown = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
-            print(f"Briscola sandbox: open http://{shown}:{port}/ "
-                  f"(bot pid {bot.pid}, database {database_url})", flush=True)
-            if args.host in ("0.0.0.0", "::", ""):
-                print("  others on this network: http://<this machine's address>:"
-                      f"{port}/", flush=True)
-            for user in tg.world.users.values():
-                await user.start_bot()
-            code = await _until_stopped(bot)
-        finally:
-            await _stop_bot(bot)
-            await page.stop()
-            await tg.stop()
-    return code
+    try:
+        with tempfile.TemporaryDirectory(prefix="briscola-sandbox-") as scratch:
+            database_url = args.database_url or f"sqlite:///{Path(scratch) / 'sandbox.db'}"
+            bot = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot", env=bot_environment(tg, database_url)
+            )
+            try:
+                everyone = args.host in ("0.0.0.0", "::", "")
+                shown = "127.0.0.1" if everyone else args.host
+                print(f"Briscola sandbox: open http://{shown}:{port}/ "
+                      f"(bot pid {bot.pid}, database {database_url})", flush=True)
+                if everyone:
+                    print("  others on this network: http://<this machine's address>:"
+                          f"{port}/", flush=True)
+                for user in tg.world.users.values():
+                    await user.start_bot()
+                return await _until_stopped(bot)
+            finally:
+                await _stop_bot(bot)
+    finally:
+        await page.stop()
+        await tg.stop()
 
 
 async def _until_stopped(bot: asyncio.subprocess.Process) -> int:

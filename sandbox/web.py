@@ -30,7 +30,14 @@ from typing import Any
 
 from aiohttp import web
 
-from sandbox.fakeapi import FakeChat, FakeClientError, FakeMessage, FakeTelegram, FakeUser
+from sandbox.fakeapi import (
+    FakeChat,
+    FakeClientError,
+    FakeMessage,
+    FakeTelegram,
+    FakeUser,
+    WaitTimeout,
+)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: Messages of a chat sent to the page (the newest).
@@ -288,7 +295,7 @@ class SandboxWeb:
         handle = await user.press((chat.id, int(body["message"])), data)
         try:
             answer = await handle.wait(ANSWER_SECONDS)
-        except Exception:  # the bot did not answer: Telegram's client shows nothing either
+        except WaitTimeout:  # the bot did not answer: Telegram's client shows nothing either
             return {"answer": None}
         return {
             "answer": {"text": answer.text, "alert": answer.show_alert, "url": answer.url}
