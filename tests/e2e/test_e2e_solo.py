@@ -5,6 +5,7 @@ mid-match and the match goes on; it counts in /statistiche, never in a group's s
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,19 @@ async def test_a_whole_match_alone_in_private_with_a_restart(tg: Any, tmp_path: 
         assert "Partite: 1 partita" in solo and "Smazzate: 2 smazzate" in solo
     finally:
         await bot.stop()
+
+
+async def test_blocking_the_bot_ends_the_table_alone(tg: Any, running_bot: Any) -> None:
+    bea = tg.add_user("Bea", language_code="en")
+    await bea.start_bot()
+    await tg.wait_for_message(bea, "Hi")
+    table = await open_solo_table(tg, running_bot, bea, level="forte")
+    await tg.wait_for_message(bea, "Your cards")
+    await running_bot.rt.outbox.drain()
+    bea.block_bot()
+    for _ in range(200):  # the game ends at once: no computer plays on in a blocked chat
+        if (await table.row()).status == "cancelled":
+            break
+        await asyncio.sleep(0.05)
+    assert (await table.row()).status == "cancelled"
+    assert not tg.unanswered_callbacks()
