@@ -39,7 +39,8 @@ async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
         if 0 <= s.seat < SEATS:
             seats[s.seat] = s.display_name
     ui = ui_of(row)
-    text = texts.lobby_text(lang, prefs, seats, ui.creator, state)
+    text = texts.lobby_text(lang, prefs, seats, ui.creator, state,
+                            alone=is_private_chat(row.chat_id))
     keyboard = kb.solo_lobby_keyboard if is_private_chat(row.chat_id) else kb.lobby_keyboard
     markup = keyboard(lang, row.game_id) if state == "open" else None
     mid = ui.lobby

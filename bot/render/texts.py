@@ -136,15 +136,19 @@ def options_summary(lang: str, prefs: Prefs) -> str:
 
 
 def lobby_text(
-    lang: str, prefs: Prefs, seats: Sequence[str | None], creator: str, state: str = "open"
+    lang: str, prefs: Prefs, seats: Sequence[str | None], creator: str, state: str = "open",
+    *, alone: bool = False,
 ) -> str:
+    """The lobby; ``alone``: a table in a private chat, filled with computers."""
     lines = [tr(lang, "lobby.title"), "", options_summary(lang, prefs), ""]
     lines.append(tr(lang, "lobby.seats"))
     for i, name in enumerate(seats):
         lines.append(f"{i + 1}. " + (esc(name) if name else "—"))
     lines.append("")
     free = sum(1 for s in seats if not s)
-    if state == "open":
+    if state == "open" and alone:
+        lines.append(trn(lang, "lobby.free_alone", free) if free else tr(lang, "lobby.full"))
+    elif state == "open":
         lines.append(tr(lang, "lobby.creator", name=esc(creator)))
         lines.append(tr(lang, "lobby.free", n=free) if free else tr(lang, "lobby.full"))
     else:

@@ -20,6 +20,7 @@ async def open_solo_table(tg: Any, bot: Any, user: Any, level: str = "facile") -
     await repo.save_chat_settings(bot.rt.db, user.id, prefs.language, prefs.to_json())
     sent = await user.dm("/nuova")
     lobby = await tg.wait_for_message(user, "nuova partita", after=sent)
+    assert "4 posti liberi: scegli" in lobby.content or "4 free seats" in lobby.content
     fill = next(b.callback_data for b in lobby.buttons if (b.callback_data or "").endswith(level))
     gid = int(fill.split(":")[1])
     answer = await (await user.press(lobby, f"l:{gid}:set")).wait(10)  # the owner may
