@@ -36,6 +36,7 @@ from bot.features import (
     rules,
     scoreboard,
     settings,
+    stats,
 )
 from bot.features.help import command_list
 from bot.health import HEARTBEAT_SECONDS, heartbeat
@@ -82,7 +83,8 @@ def build_application(
     app.bot_data["config"] = config
     app.bot_data["outbox_rates"] = outbox_rates or {}
     common.register(app)
-    for feature in (lobby, auction, play, scoreboard, settings, rules, help, migration):
+    for feature in (lobby, auction, play, scoreboard, stats, settings, rules, help,
+                    migration):
         feature.register(app)
     app.add_handler(ChatMemberHandler(_on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     play.register_fallback(app)

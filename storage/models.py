@@ -23,6 +23,7 @@ __all__ = [
     "FinishedGameRow",
     "GameRow",
     "GameStatus",
+    "PlayedSmazzataRow",
     "ScoreDelta",
     "ScoreRow",
     "SeatKind",
@@ -254,6 +255,22 @@ class SmazzataResultRow:
     smazzata_index: int
     result_json: str
     created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedSmazzataRow:
+    """One scored smazzata of a game where a user sits as a human (their statistics).
+
+    ``game_status``/``settings_json`` belong to the game (a finished match counts as
+    played; its options say who won); ``seat`` is the user's seat in it."""
+
+    game_id: int
+    chat_id: int
+    game_status: GameStatus
+    settings_json: str
+    seat: int
+    smazzata_index: int
+    result_json: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from .models import (
     FinishedGameRow,
     GameRow,
     GameStatus,
+    PlayedSmazzataRow,
     ScoreDelta,
     ScoreRow,
     SeatRow,
@@ -66,6 +67,7 @@ __all__ = [
     "load_smazzata_results",
     "migrate_chat",
     "patch_ui",
+    "played_smazzate",
     "record_action",
     "record_match_end",
     "record_smazzata_result",
@@ -762,6 +764,27 @@ async def load_smazzata_results(ex: Executor, game_id: int) -> list[SmazzataResu
         (game_id,),
     )
     return [SmazzataResultRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+async def played_smazzate(ex: Executor, user_id: int) -> list[PlayedSmazzataRow]:
+    """Every stored smazzata result of the games where ``user_id`` sits as a human, with
+    the game's chat, status and settings and the user's seat; by game, then smazzata.
+
+    Read-only and served by existing indexes (``seats_by_user``, the primary key of
+    ``smazzata_results``): statistics cost nothing per move."""
+    rows = await ex.fetch(
+        "SELECT g.game_id, g.chat_id, g.status, g.settings_json, s.seat, "
+        "r.smazzata_index, r.result_json "
+        "FROM seats AS s "
+        "JOIN games AS g ON g.game_id = s.game_id "
+        "JOIN smazzata_results AS r ON r.game_id = s.game_id "
+        "WHERE s.user_id = ? AND s.kind = 'human' "
+        "ORDER BY g.game_id, r.smazzata_index",
+        (_int64(user_id, "user_id"),),
+    )
+    return [
+        PlayedSmazzataRow(r[0], r[1], _status(r[2]), r[3], r[4], r[5], r[6]) for r in rows
+    ]
 
 
 # --------------------------------------------------------------------------- scores

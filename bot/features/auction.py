@@ -12,6 +12,7 @@ from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 from bot import callbacks as cb
 from bot.features.common import alert, answer
 from bot.i18n import tr
+from bot.prefs import is_private_chat
 from bot.render import keyboards as kb
 from bot.runtime import rt_of
 from bot.service import Refused
@@ -55,7 +56,8 @@ async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -
             prefix, points = data.parts[0], int(data.parts[1])
             markup = kb.picker_keyboard(mlang, row.game_id, view, prefix, points)
         elif private:
-            markup = kb.private_keyboard(mlang, row.game_id, game.view(seat.seat))
+            own = kb.solo_keyboard if is_private_chat(row.chat_id) else kb.private_keyboard
+            markup = own(mlang, row.game_id, game.view(seat.seat))
         else:
             markup = kb.auction_group_keyboard(mlang, row.game_id, view)
     except Refused as exc:

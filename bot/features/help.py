@@ -16,11 +16,16 @@ GROUP_COMMANDS = (
     ("inizia", "begin"),
     ("annulla", "cancel"),
     ("classifica", "leaderboard"),
+    ("statistiche", "stats"),
     ("regole", "rules"),
     ("impostazioni", "settings"),
     ("aiuto", "help"),
 )
-PRIVATE_COMMANDS = (("start", "start"), ("mano", "hand"), ("regole", "rules"), ("aiuto", "help"))
+PRIVATE_COMMANDS = (
+    ("start", "start"), ("nuova", "new"), ("inizia", "begin"), ("annulla", "cancel"),
+    ("mano", "hand"), ("statistiche", "stats"), ("impostazioni", "settings"), ("regole", "rules"),
+    ("aiuto", "help"),
+)
 
 
 def command_list(lang: str, private: bool) -> list[BotCommand]:

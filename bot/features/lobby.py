@@ -14,8 +14,10 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 
 from bot import callbacks as cb
 from bot.budget import Priority
-from bot.features.common import alert, answer, private_only_reply, refuse_in_private, reply
+from bot.config import LEVEL_NAMES
+from bot.features.common import alert, answer, private_only_reply, reply
 from bot.i18n import tr
+from bot.prefs import is_private_chat
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
@@ -46,8 +48,10 @@ async def render_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
             if 0 <= s.seat < SEATS:
                 seats[s.seat] = s.display_name
         ui = ui_of(row)
-        text = texts.lobby_text(lang, prefs, seats, ui.creator, state)
-        markup = kb.lobby_keyboard(lang, row.game_id) if state == "open" else None
+        alone = is_private_chat(row.chat_id)
+        text = texts.lobby_text(lang, prefs, seats, ui.creator, state, alone=alone)
+        keyboard = kb.solo_lobby_keyboard if alone else kb.lobby_keyboard
+        markup = keyboard(lang, row.game_id) if state == "open" else None
         mid = ui.lobby
         chat_id = rt.outbox.resolve(row.chat_id)
         if mid is not None and (ui.lobby_chat or row.chat_id) != chat_id:
@@ -126,21 +130,28 @@ async def leave(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
     return "seat.left_done"
 
 
-async def add_computer(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) -> None:
+async def add_computer(
+    context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int, level: str | None = None,
+    *, fill: bool = False,
+) -> None:
+    """One computer (of ``level``, default the bot's setting), or with ``fill`` one in
+    every free seat."""
     rt = rt_of(context)
     if row.status != "lobby":
         raise Refused("alert.lobby_closed")
     if not await may_manage(context, row, row.chat_id, user_id) and row.seat_of(user_id) is None:
         raise Refused("alert.only_players")
-    count = sum(1 for s in row.seats if not s.is_human) + 1
-    level = rt.settings.computer_level
-    seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
-    try:
-        number = await rt.service.take_seat(row.game_id, seat, SEATS)
-    except StatusConflict:
-        raise Refused("alert.lobby_closed") from None
-    if number is None:
-        raise Refused("alert.table_full")
+    level = level or rt.settings.computer_level
+    for _ in range(SEATS - len(row.seats) if fill else 1):
+        count = sum(1 for s in row.seats if not s.is_human) + 1
+        seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
+        try:
+            number = await rt.service.take_seat(row.game_id, seat, SEATS)
+        except StatusConflict:
+            raise Refused("alert.lobby_closed") from None
+        if number is None:
+            raise Refused("alert.table_full")
+        row = await rt.service.row(row.game_id)
     show_lobby(rt, row.game_id)
 
 
@@ -165,12 +176,16 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
 
 
 async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
+    """A lobby in the group; in a private chat, a table for the person and computers."""
     rt = rt_of(context)
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     assert chat and user and message
+    alone = not is_group(update)
     prefs = await rt.chat_prefs(chat.id)
+    if alone and await repo.get_chat_settings(rt.db, chat.id) is None:
+        # the private chat's settings start in the person's language (no turn timer)
+        prefs = prefs.model_copy(update={"language": await rt.user_language(user)})
+        await repo.save_chat_settings(rt.db, chat.id, prefs.language, prefs.to_json())
     thread = thread_of(message)
     ui = json.dumps(ui_patch({"creator": display_name(user)}))
     try:
@@ -178,6 +193,8 @@ async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except ActiveGameExists:
         reply(context, message, tr(prefs.language, "lobby.exists"))
         return
+    if alone:
+        await seat_user(rt, game_id, user)
     show_lobby(rt, game_id)
 
 
@@ -201,9 +218,7 @@ def game_command(
     (group only, a game must exist) and a polite reply to a refusal."""
 
     async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        if await refuse_in_private(update, context):
-            return
-        row = await _active(update, context)
+        row = await _active(update, context)  # (in a private chat: the table alone)
         if row is None:
             return
         user, message = update.effective_user, update.effective_message
@@ -275,6 +290,8 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
             await leave(context, row, user.id)
         elif op == "cpu":
             await add_computer(context, row, user.id)
+        elif op.startswith("fill-") and op[5:] in LEVEL_NAMES:
+            await add_computer(context, row, user.id, op[5:], fill=True)
         elif op == "go":
             await start(context, row, user.id)
         elif op == "set":

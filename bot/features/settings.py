@@ -11,7 +11,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 
 from bot import callbacks as cb
 from bot.budget import Priority
-from bot.features.common import alert, answer, refuse_in_private, reply
+from bot.features.common import alert, answer, reply
 from bot.i18n import tr
 from bot.prefs import MENU, Prefs, cycle
 from bot.render import keyboards as kb
@@ -43,8 +43,7 @@ async def open_menu(
 
 
 async def cmd_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
+    """The chat's settings for the next matches (in private: the tables alone)."""
     rt, chat, user, message = (
         rt_of(context), update.effective_chat, update.effective_user, update.effective_message
     )

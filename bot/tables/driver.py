@@ -283,8 +283,10 @@ class Tables:
         self.background(self._changed_seat(row, text))
 
     async def private_forbidden(self, user_id: int) -> None:
-        """The user blocked the bot: remember it; computers take their running seats."""
+        """The user blocked the bot: remember it; computers take their running seats; their
+        tables alone in that chat end (nobody could see them)."""
         await repo.set_private_ok(self.service.db, user_id, False)
+        self.background(self.chat_gone(user_id))
         for row in await repo.games_of_user(self.service.db, user_id):
             seat = row.seat_of(user_id)
             if row.status == "playing" and seat is not None:

@@ -25,6 +25,7 @@ from telegram import InlineKeyboardMarkup
 from bot.budget import Priority
 from bot.i18n import tr
 from bot.outbox import Outbox
+from bot.prefs import is_private_chat
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.service import names_of
@@ -103,7 +104,7 @@ class Renderer:
         if game.is_over() and not drawn.ui.over and game.final is not None:
             final = game.final
             text = texts.match_over_text(lang, final.totals, final.positions, final.winners,
-                                         names)
+                                         names, alone=is_private_chat(row.chat_id))
             await self.outbox.send(chat_id, text, thread_id=row.thread_id)
             drawn.set(over=True)
 
@@ -135,6 +136,8 @@ class Renderer:
             chat = None if seat is None else self.layout.hand_chat(seat)
             if seat is not None and chat is not None:
                 self._pressable.discard((row.game_id, seat.seat))
+                if is_private_chat(row.chat_id):  # alone: the hand's message was the table
+                    continue
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "private.finished",
                                                n=smz + 1), delay=self.private_lazy_seconds,
                                  priority=Priority.IDLE)
@@ -143,6 +146,8 @@ class Renderer:
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
         chat_id: int,
     ) -> None:
+        if is_private_chat(row.chat_id):
+            return  # alone: the hand's message shows the table (see _draw_hands)
         view = game.view(None)
         text = texts.table_text(lang, view, names)
         markup = kb.auction_group_keyboard(lang, row.game_id, view)
@@ -180,8 +185,12 @@ class Renderer:
         """Each human's private message. Edits are urgent for whoever can press something
         now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
         several moves become one edit (the outbox also keeps each chat under 1 call/s),
-        except at the end of a trick."""
+        except at the end of a trick.
+
+        Alone against computers (a private chat) the hand's message is also the table: it
+        holds the auction's calls too, and is closed and replaced like a table."""
         trick_over = any(isinstance(e, TrickWon) for e in events)
+        solo = is_private_chat(row.chat_id)
         for seat in row.seats:
             chat = self.layout.hand_chat(seat)
             if chat is None:
@@ -190,7 +199,10 @@ class Renderer:
             view = game.view(seat.seat)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
-            markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
+            if solo and not seat.away:
+                markup = kb.solo_keyboard(plang, row.game_id, view)
+            else:
+                markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             key = (row.game_id, seat.seat)
             pressable = bool(view.legal) and not seat.away
             urgent = pressable or key in self._pressable
@@ -210,6 +222,9 @@ class Renderer:
                     priority, Priority.TABLE))
                 if msg is not None:
                     drawn.set(hands={**drawn.ui.hands, seat.seat: msg.message_id})
+                    if solo:
+                        drawn.set(table=msg.message_id, table_chat=msg.chat.id,
+                                  table_smz=game.smazzata_index)
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
 
@@ -222,6 +237,7 @@ class Renderer:
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
-            if seat is not None and chat is not None:
+            solo_table = table and is_private_chat(row.chat_id)  # (already edited above)
+            if seat is not None and chat is not None and not solo_table:
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "table.cancelled"),
                                  None)

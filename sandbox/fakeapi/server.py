@@ -276,6 +276,9 @@ class FakeTelegram:
         self.faults: list[Fault] = []
         self._seq = itertools.count(1)
         self._waiters: set[asyncio.Event] = set()
+        #: Called (synchronously, no arguments) after every API call and user action: the
+        #: hook a live view of the world (the sandbox's web page) refreshes on.
+        self.listeners: list[Callable[[], None]] = []
         self._poller: _Poll | None = None
         self._inflight = 0
         self._last_activity = time.monotonic()
@@ -981,6 +984,8 @@ class FakeTelegram:
     def _changed(self) -> None:
         for event in self._waiters:
             event.set()
+        for listener in self.listeners:
+            listener()
 
     async def wait_until(
         self, predicate: Callable[[], Any], timeout: float = 5.0, what: str | None = None
