@@ -1,5 +1,9 @@
 """Translations: gettext ``.po`` catalogs in ``locales/<lang>/LC_MESSAGES/messages.po``.
 
+The catalogs are package data of ``bot`` (``bot/locales`` links to the repository's
+``locales/``; a wheel carries them as files), read with :mod:`importlib.resources`, so an
+installed bot finds them wherever it runs from.
+
 Message ids are symbolic keys (``"lobby.title"``); the catalogs hold the texts with
 ``str.format`` placeholders. Catalogs are read once with Babel. Every user-facing string
 goes through :func:`tr`, or :func:`trn` for a count (gettext plural forms: ``msgid`` +
@@ -14,7 +18,7 @@ import gettext
 import io
 import logging
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
@@ -22,7 +26,7 @@ from babel.messages.pofile import read_po
 
 log = logging.getLogger(__name__)
 
-LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+LOCALES_DIR = files("bot") / "locales"
 LANGUAGES: tuple[str, ...] = ("it", "en")
 FALLBACK = "it"
 

@@ -1,4 +1,5 @@
-"""SQLite persistence for the Briscola chiamata bot (aiosqlite, mautrix ``async_db`` style).
+"""Persistence for the Briscola chiamata bot, on SQLite (aiosqlite, the default) or
+PostgreSQL (asyncpg), in mautrix ``async_db`` style (see :mod:`storage.db`).
 
 Knows nothing about Telegram or the game rules: it stores ints, strings and JSON text.
 
@@ -10,7 +11,15 @@ Knows nothing about Telegram or the game rules: it stores ints, strings and JSON
 """
 
 from . import migrations, repo
-from .db import Database, DatabaseTarget, Executor, Transaction, parse_database_url, urgent
+from .db import (
+    Database,
+    DatabaseTarget,
+    Executor,
+    Transaction,
+    is_postgres_url,
+    parse_database_url,
+    urgent,
+)
 from .errors import (
     ActiveGameExists,
     Conflict,
@@ -46,6 +55,7 @@ from .repo import (
     add_seat,
     apply_score_deltas,
     create_lobby,
+    database_size,
     games_of_user,
     get_active_game,
     get_chat_settings,
@@ -115,12 +125,14 @@ __all__ = [
     "add_seat",
     "apply_score_deltas",
     "create_lobby",
+    "database_size",
     "games_of_user",
     "get_active_game",
     "get_chat_settings",
     "get_game",
     "get_score",
     "get_user",
+    "is_postgres_url",
     "leaderboard",
     "list_finished_games",
     "list_unfinished_games",

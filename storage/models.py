@@ -6,9 +6,10 @@ game engine.  Timestamps are integer unix seconds.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Literal
+
+from .db import Row
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -51,7 +52,7 @@ class ChatRow:
     updated_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> ChatRow:
+    def from_row(cls, r: Row) -> ChatRow:
         return cls(r["chat_id"], r["language"], r["settings_json"], r["updated_at"])
 
 
@@ -68,7 +69,7 @@ class UserRow:
     updated_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> UserRow:
+    def from_row(cls, r: Row) -> UserRow:
         return cls(
             r["user_id"],
             r["first_name"],
@@ -181,7 +182,7 @@ class ActionRow:
     created_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> ActionRow:
+    def from_row(cls, r: Row) -> ActionRow:
         return cls(
             r["game_id"], r["seq"], r["seat"], r["code"], r["actor"], r["user_id"], r["created_at"]
         )
@@ -204,7 +205,7 @@ class ScoreRow:
     updated_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> ScoreRow:
+    def from_row(cls, r: Row) -> ScoreRow:
         return cls(
             r["chat_id"],
             r["user_id"],

@@ -10,7 +10,7 @@ from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot import callbacks as cb
-from bot.features.common import alert
+from bot.features.common import alert, answer
 from bot.i18n import tr
 from bot.prefs import is_private_chat
 from bot.render import keyboards as kb
@@ -66,10 +66,10 @@ async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     except (cb.BadCallback, ValueError, IndexError):
         await alert(query, tr(lang, "alert.bad_button"))
         return
-    await query.answer()
-    message = query.message
+    await answer(query)
+    message = query.message  # the keyboard follows, queued first in the budgets
     text = message.text_html if isinstance(message, Message) and message.text else ""
-    await rt.outbox.edit_markup_now(message.chat.id, message.message_id, markup, text)
+    rt.outbox.edit_markup(message.chat.id, message.message_id, markup, text)
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

@@ -13,8 +13,9 @@ from telegram.error import Forbidden, TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot import callbacks as cb
+from bot.budget import Priority
 from bot.config import LEVEL_NAMES
-from bot.features.common import alert, private_only_reply
+from bot.features.common import alert, answer, private_only_reply, reply
 from bot.i18n import tr
 from bot.prefs import is_private_chat
 from bot.render import keyboards as kb
@@ -31,31 +32,38 @@ SEATS = 5
 # --------------------------------------------------------------------------- rendering
 
 
-async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
-    prefs = await rt.chat_prefs(row.chat_id)
-    lang = prefs.language
-    seats: list[str | None] = [None] * SEATS
-    for s in row.seats:
-        if 0 <= s.seat < SEATS:
-            seats[s.seat] = s.display_name
-    ui = ui_of(row)
-    text = texts.lobby_text(lang, prefs, seats, ui.creator, state,
-                            alone=is_private_chat(row.chat_id))
-    keyboard = kb.solo_lobby_keyboard if is_private_chat(row.chat_id) else kb.lobby_keyboard
-    markup = keyboard(lang, row.game_id) if state == "open" else None
-    mid = ui.lobby
-    chat_id = rt.outbox.resolve(row.chat_id)
-    if mid is not None and (ui.lobby_chat or row.chat_id) != chat_id:
-        mid = None  # the group became a supergroup: the old message is read-only
-    if mid is None:
-        msg = await rt.outbox.send(chat_id, text, markup, thread_id=row.thread_id)
-        if msg is not None:
-            changes = {"lobby": msg.message_id, "lobby_chat": msg.chat.id}
-            await rt.service.save_ui(row.game_id, ui_patch(changes))
-    elif state == "open":
-        rt.outbox.edit(row.chat_id, mid, text, markup)
-    else:
-        await rt.outbox.edit_now(row.chat_id, mid, text, markup)
+def show_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
+    """Redraw the lobby message in the background (a handler never waits for it)."""
+    rt.tables.background(render_lobby(rt, game_id, state))
+
+
+async def render_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
+    """Draw the lobby from the stored seats (one redraw of a game at a time)."""
+    async with rt.tables.render_lock(game_id):
+        row = await rt.service.row(game_id)
+        prefs = await rt.chat_prefs(row.chat_id)
+        lang = prefs.language
+        seats: list[str | None] = [None] * SEATS
+        for s in row.seats:
+            if 0 <= s.seat < SEATS:
+                seats[s.seat] = s.display_name
+        ui = ui_of(row)
+        alone = is_private_chat(row.chat_id)
+        text = texts.lobby_text(lang, prefs, seats, ui.creator, state, alone=alone)
+        keyboard = kb.solo_lobby_keyboard if alone else kb.lobby_keyboard
+        markup = keyboard(lang, row.game_id) if state == "open" else None
+        mid = ui.lobby
+        chat_id = rt.outbox.resolve(row.chat_id)
+        if mid is not None and (ui.lobby_chat or row.chat_id) != chat_id:
+            mid = None  # the group became a supergroup: the old message is read-only
+        if mid is None:
+            msg = await rt.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
+                                       priority=Priority.TURN)
+            if msg is not None:
+                changes = {"lobby": msg.message_id, "lobby_chat": msg.chat.id}
+                await rt.service.save_ui(row.game_id, ui_patch(changes))
+        else:
+            rt.outbox.edit(row.chat_id, mid, text, markup, priority=Priority.TURN)
 
 
 def deep_link(context: ContextTypes.DEFAULT_TYPE, game_id: int) -> str:
@@ -105,7 +113,7 @@ async def join(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User) -> 
     if not await can_write_privately(context, user.id):
         return False
     await seat_user(rt, row.game_id, user)
-    await render_lobby(rt, await rt.service.row(row.game_id))
+    show_lobby(rt, row.game_id)
     return True
 
 
@@ -116,7 +124,7 @@ async def leave(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         raise Refused("alert.not_seated")
     if row.status == "lobby":
         await rt.service.free_seat(row.game_id, seat.seat)
-        await render_lobby(rt, await rt.service.row(row.game_id))
+        show_lobby(rt, row.game_id)
         return "lobby.left"
     await rt.tables.hand_to_computer(row.game_id, seat.seat, "left")
     return "seat.left_done"
@@ -144,7 +152,7 @@ async def add_computer(
         if number is None:
             raise Refused("alert.table_full")
         row = await rt.service.row(row.game_id)
-    await render_lobby(rt, row)
+    show_lobby(rt, row.game_id)
 
 
 async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) -> None:
@@ -160,9 +168,8 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
     except StatusConflict:
         raise Refused("alert.lobby_closed") from None
-    await render_lobby(rt, new_row, "started")
-    await rt.tables.sync(row.game_id)
-    rt.tables.kick(row.game_id)
+    show_lobby(rt, new_row.game_id, "started")
+    rt.tables.background(rt.tables.after_start(row.game_id))
 
 
 # --------------------------------------------------------------------------- commands
@@ -184,11 +191,11 @@ async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     try:
         game_id = await rt.service.open_lobby(chat.id, thread, user.id, prefs.to_json(), ui)
     except ActiveGameExists:
-        await message.reply_text(tr(prefs.language, "lobby.exists"))
+        reply(context, message, tr(prefs.language, "lobby.exists"))
         return
     if alone:
         await seat_user(rt, game_id, user)
-    await render_lobby(rt, await rt.service.row(game_id))
+    show_lobby(rt, game_id)
 
 
 async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow | None:
@@ -197,7 +204,7 @@ async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow
     assert chat and message
     row = await repo.get_active_game(rt.db, chat.id, thread_of(message))
     if row is None:
-        await message.reply_text(tr(await rt.chat_language(chat.id), "lobby.none"))
+        reply(context, message, tr(await rt.chat_language(chat.id), "lobby.none"))
     return row
 
 
@@ -220,7 +227,7 @@ def game_command(
         try:
             await body(context, row, user, message, lang)
         except Refused as exc:
-            await message.reply_text(tr(lang, exc.code, **exc.values))
+            reply(context, message, tr(lang, exc.code, **exc.values))
 
     handler.__qualname__ = body.__qualname__  # readable in logs and tracebacks
     return handler
@@ -232,7 +239,7 @@ async def cmd_join(
 ) -> None:
     if not await join(context, row, user):
         markup = kb.url_keyboard(tr(lang, "btn.open_private"), deep_link(context, row.game_id))
-        await message.reply_text(tr(lang, "lobby.press_start"), reply_markup=markup)
+        reply(context, message, tr(lang, "lobby.press_start"), reply_markup=markup)
 
 
 @game_command
@@ -241,7 +248,7 @@ async def cmd_leave(
 ) -> None:
     key = await leave(context, row, user.id)
     if key == "lobby.left":
-        await message.reply_text(tr(lang, key, name=texts.esc(display_name(user))))
+        reply(context, message, tr(lang, key, name=texts.esc(display_name(user))))
 
 
 @game_command
@@ -256,9 +263,9 @@ async def cmd_cancel(
     context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User, message: Message, lang: str
 ) -> None:
     if not await may_manage(context, row, row.chat_id, user.id):
-        await message.reply_text(tr(lang, "alert.only_manager"))
+        reply(context, message, tr(lang, "alert.only_manager"))
         return
-    await message.reply_text(
+    reply(context, message,
         tr(lang, "cancel.confirm"), reply_markup=kb.cancel_keyboard(lang, row.game_id)
     )
 
@@ -277,7 +284,7 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         op = data.parts[0]
         if op == "join":
             if not await join(context, row, user):
-                await query.answer(url=deep_link(context, row.game_id))
+                await answer(query, url=deep_link(context, row.game_id))
                 return
         elif op == "leave":
             await leave(context, row, user.id)
@@ -293,7 +300,7 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
             await open_menu(context, row.chat_id, row.thread_id, user.id, row)
         else:
             raise cb.BadCallback(query.data)
-        await query.answer()
+        await answer(query)
     except Refused as exc:
         await alert(query, tr(lang, exc.code, **exc.values))
     except cb.BadCallback:
@@ -309,13 +316,14 @@ async def on_cancel_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         row = await rt.service.row(data.game_id)
         if not await may_manage(context, row, row.chat_id, query.from_user.id):
             raise Refused("alert.only_manager")
-        await query.answer()
+        await answer(query)
         glang = await rt.chat_language(row.chat_id)
+        chat_id, mid = query.message.chat.id, query.message.message_id
         if data.parts[0] != "y":
-            await query.edit_message_text(tr(glang, "cancel.kept"))
+            rt.outbox.edit(chat_id, mid, tr(glang, "cancel.kept"), priority=Priority.TURN)
             return
         await cancel_game(rt, row)
-        await query.edit_message_text(tr(glang, "cancel.done"))
+        rt.outbox.edit(chat_id, mid, tr(glang, "cancel.done"), priority=Priority.TURN)
     except Refused as exc:
         await alert(query, tr(lang, exc.code, **exc.values))
     except cb.BadCallback:
@@ -327,7 +335,7 @@ async def cancel_game(rt: Runtime, row: GameRow) -> None:
         raise Refused("alert.not_playing")
     rt.tables.cancel_timers(row.game_id)
     if row.status == "lobby":
-        await render_lobby(rt, row, "cancelled")
+        show_lobby(rt, row.game_id, "cancelled")
     else:
         rt.tables.show_cancelled(row)
 
@@ -351,17 +359,17 @@ async def cmd_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if join_link:
         row = await repo.get_game(rt.db, int(join_link.group(1)))
         if row is None or row.status != "lobby":
-            await message.reply_text(tr(lang, "alert.lobby_closed"))
+            reply(context, message, tr(lang, "alert.lobby_closed"))
             return
         try:
             await seat_user(rt, row.game_id, user)
         except Refused as exc:
-            await message.reply_text(tr(lang, exc.code, **exc.values))
+            reply(context, message, tr(lang, exc.code, **exc.values))
             return
-        await message.reply_text(tr(lang, "start.seated"))
-        await render_lobby(rt, await rt.service.row(row.game_id))
+        reply(context, message, tr(lang, "start.seated"))
+        show_lobby(rt, row.game_id)
         return
-    await message.reply_text(tr(lang, "start.hello"))
+    reply(context, message, tr(lang, "start.hello"))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import Application, CommandHandler, ContextTypes
 
-from bot.features.common import refuse_in_private
+from bot.features.common import refuse_in_private, reply
 from bot.render import texts
 from bot.runtime import rt_of
 from storage import repo
@@ -21,7 +21,7 @@ async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         (r.display_name, r.total, r.matches, r.smazzate, r.chiamante_count, r.chiamante_wins)
         for r in rows
     ]
-    await message.reply_text(texts.leaderboard_text(await rt.chat_language(chat.id), lines))
+    reply(context, message, texts.leaderboard_text(await rt.chat_language(chat.id), lines))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]
