@@ -40,7 +40,6 @@ def fast_limits() -> Any:
 #: instead of one of them starting a 30 s test when the others are done.
 LONG_FIRST = (
     "tests/chaos/test_sigkill.py",
-    "tests/e2e/test_browser.py",
     "tests/e2e/test_e2e_flood.py",
     "tests/e2e/test_e2e_match.py",
     "tests/chaos/",
