@@ -70,6 +70,7 @@ def bot_environment(tg: FakeTelegram, database_url: str) -> dict[str, str]:
         TELEGRAM_BASE_URL=tg.base_url,
         TELEGRAM_BASE_FILE_URL=tg.base_file_url,
         DATABASE_URL=database_url,
+        WEBHOOK_URL="",  # the local server only serves getUpdates (long polling)
     )
     return env
 

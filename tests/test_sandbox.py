@@ -94,6 +94,7 @@ async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> No
                                                             "language": "en"}) as response:
                 eva = (await response.json())["user"]
             assert tg.world.users[eva].full_name == "Eva" and groups[0].is_member(eva)
+            await tg.wait_for_message(tg.world.users[eva], "Hi")  # she pressed Start
         # (the bot's probe of Dave's private chat before he pressed Start)
         assert all(e.error_code == 403 and e.chat_id == dave.id for e in tg.errors), tg.errors
         assert not tg.unanswered_callbacks()
@@ -104,8 +105,10 @@ async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> No
 
 def test_bot_environment_points_only_the_api_at_the_fake(tg: Any, monkeypatch: Any) -> None:
     monkeypatch.setenv("TURN_TIMEOUT_SECONDS", "30")
+    monkeypatch.setenv("WEBHOOK_URL", "https://example.org/hook")
     env = bot_environment(tg, "sqlite:///x.db")
     assert env["BOT_TOKEN"] == tg.token and env["TELEGRAM_BASE_URL"] == tg.base_url
     assert env["TURN_TIMEOUT_SECONDS"] == "30" and env["PATH"] == os.environ["PATH"]
+    assert env["WEBHOOK_URL"] == ""  # long polling: the local server delivers no webhooks
     args = parse_args([])
     assert (args.host, args.port) == ("127.0.0.1", 8080)

@@ -286,10 +286,12 @@ class Tables:
         """The user blocked the bot: remember it; computers take their running seats; their
         tables alone in that chat end (nobody could see them)."""
         await repo.set_private_ok(self.service.db, user_id, False)
-        self.background(self.chat_gone(user_id))
-        for row in await repo.games_of_user(self.service.db, user_id):
+        rows = await repo.games_of_user(self.service.db, user_id)
+        if any(row.chat_id == user_id for row in rows):
+            self.background(self.chat_gone(user_id))
+        for row in rows:
             seat = row.seat_of(user_id)
-            if row.status == "playing" and seat is not None:
+            if row.status == "playing" and seat is not None and row.chat_id != user_id:
                 self.app.create_task(self.hand_to_computer(row.game_id, seat.seat, "blocked"))
 
     def show_cancelled(self, row: GameRow) -> None:

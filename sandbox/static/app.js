@@ -166,6 +166,9 @@ function render(data) {
       list.dataset.commands = commands;
     }
     const box = panel.querySelector(".messages");
+    const content = JSON.stringify(chat.messages);
+    if (box.shownContent === content) continue;  // unchanged: no re-render
+    box.shownContent = content;
     const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     const fresh = document.createDocumentFragment();
     for (const message of chat.messages) fresh.appendChild(renderMessage(chat, message));

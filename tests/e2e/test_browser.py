@@ -142,5 +142,17 @@ def test_a_browser_plays_a_smazzata_in_the_sandbox(sandbox: str, tmp_path: Path)
             assert "Punti:" in ended.last.text_content()
             page.screenshot(path=str(tmp_path / "end.png"))
             assert shot.stat().st_size > 10_000
+
+            # act as another user: their own private chat, the same group
+            page.select_option("#user", label="Bruno (it)")
+            private = page.locator('section[data-type="private"]')
+            sync_api.expect(private.locator(".title")).to_contain_text("Bruno")
+            sync_api.expect(private).not_to_contain_text("Le tue carte")
+            sync_api.expect(group).to_contain_text("Fine della smazzata 1")
+            # and a new user, who joins the group and is switched to
+            page.fill("#new-name", "Zoe")
+            page.click("#add-user button")
+            sync_api.expect(private.locator(".title")).to_contain_text("Zoe")
+            sync_api.expect(group).to_contain_text("Zoe joined the group")
         finally:
             browser.close()
