@@ -14,7 +14,12 @@ BidTwo          ``t61``       "2 a 61" … ``t120`` (R20 c)
 BidObbligato    ``o5.65``     "5 obbligato a 65" (R20 d)
 DeclareSuit     ``sd``        the chiamante names Denari (R47)
 PlayCard        ``cAd``       play the Asso di Denari (R55)
+BidPoints       ``n75``       a punti: the point call "75" (R44)
+DeclareCard     ``dAd``       a punti: the chiamante names the Asso di Denari (R45)
 ==============  ============  =============================================
+
+The a punti actions were added after the others, at the end of :data:`ACTIONS`, so every
+older id keeps its meaning.
 """
 
 from __future__ import annotations
@@ -88,6 +93,16 @@ class PlayCard(Action):
     card: Card = 0
 
 
+@dataclass(frozen=True, slots=True)
+class BidPoints(Action):
+    points: int = MIN_POINTS
+
+
+@dataclass(frozen=True, slots=True)
+class DeclareCard(Action):
+    card: Card = 0
+
+
 def _code_of(action: Action) -> str:
     if isinstance(action, Pass):
         return "P"
@@ -105,6 +120,10 @@ def _code_of(action: Action) -> str:
         return "s" + SUIT_CODES[action.suit]
     if isinstance(action, PlayCard):
         return "c" + CARD_CODES[action.card]
+    if isinstance(action, BidPoints):
+        return f"n{action.points}"
+    if isinstance(action, DeclareCard):
+        return "d" + CARD_CODES[action.card]
     raise TypeError(action)
 
 
@@ -125,6 +144,8 @@ ACTIONS: Final[tuple[Action, ...]] = _intern(
     + [BidObbligato(r, n) for r in _OBBLIGATO_RANKS for n in _POINT_RANGE]
     + [DeclareSuit(s) for s in Suit]
     + [PlayCard(c) for c in range(40)]
+    + [BidPoints(n) for n in _POINT_RANGE]
+    + [DeclareCard(c) for c in range(40)]
 )
 _BY_CODE: Final = {a.code: a for a in ACTIONS}
 
@@ -146,6 +167,11 @@ OBBLIGATO_BIDS: Final[tuple[tuple[Action, ...], ...]] = tuple(
 )
 DECLARE: Final[tuple[Action, ...]] = tuple(_BY_CODE["s" + SUIT_CODES[s]] for s in Suit)
 PLAY: Final[tuple[Action, ...]] = tuple(_BY_CODE["c" + CARD_CODES[c]] for c in range(40))
+#: POINT_BIDS[n] for 61 <= n <= 120 (a punti), same indexing as TWO_BIDS.
+POINT_BIDS: Final[tuple[Action, ...]] = tuple(
+    _BY_CODE[f"n{max(n, MIN_POINTS)}"] for n in range(MAX_POINTS + 1)
+)
+DECLARE_CARD: Final[tuple[Action, ...]] = tuple(_BY_CODE["d" + CARD_CODES[c]] for c in range(40))
 
 
 def canonical(action: Action) -> Action:
@@ -170,5 +196,5 @@ def action_from_id(action_id: int) -> Action:
 
 
 def is_bid(action: Action) -> bool:
-    """Calls (b)–(e) of R20: everything in the auction except pass and monte."""
-    return isinstance(action, BidRank | BidTwo | BidObbligato | BidCarichi)
+    """Calls (b)–(e) of R20 and R44's point calls: the auction but pass and monte."""
+    return isinstance(action, BidRank | BidTwo | BidObbligato | BidCarichi | BidPoints)

@@ -1,4 +1,8 @@
-"""The Briscola chiamata engine: one match (partita) as an event-sourced state machine.
+"""The game engine: one match (partita) as an event-sourced state machine.
+
+One engine plays every game of RULES.md: Briscola chiamata with 5, 6 or 4 players (il
+morto) and plain Briscola with 2, 3 or 4 players. What differs between them is data
+(:class:`game.options.Ruleset`: seats, deck, deal pattern, sides, scoring), not code.
 
 Public API, in the spirit of OpenSpiel / PokerKit::
 
@@ -14,8 +18,11 @@ Every change of state goes through an event: ``apply`` computes the events of an
 ``history``. The phase is derived from the history: only the fold of ``Dealt``,
 ``AuctionWon``, ``SuitDeclared`` and ``MatchOver`` sets it, never the action code, and
 restoring a game is folding its history again. The only randomness is the first
-dealer and the shuffles, drawn from the injected ``random.Random`` and recorded in the
-``MatchStarted`` and ``Dealt`` events.
+dealer, il morto's seat and the shuffles, drawn from the injected ``random.Random`` and
+recorded in the ``MatchStarted``, ``MortoSeated``, ``Dealt`` and ``StockLaid`` events.
+
+Il morto (``players=4``) is never asked for an action: whenever its turn comes in the
+play, the engine plays its first card by itself (R90, R113) within the same ``apply``.
 """
 
 from __future__ import annotations
@@ -28,19 +35,23 @@ from typing import Any
 from game.actions import (
     CARICHI,
     DECLARE,
+    DECLARE_CARD,
     MAX_POINTS,
     MIN_POINTS,
     MONTE,
     OBBLIGATO_BIDS,
     PASS,
     PLAY,
+    POINT_BIDS,
     RANK_BIDS,
     TWO_BIDS,
     Action,
     BidCarichi,
     BidObbligato,
+    BidPoints,
     BidRank,
     BidTwo,
+    DeclareCard,
     DeclareSuit,
     Monte,
     Pass,
@@ -53,16 +64,20 @@ from game.errors import IllegalAction
 from game.events import (
     AuctionWon,
     BidMade,
+    BriscolaScored,
     CardPlayed,
+    CardsDrawn,
     Dealt,
     DealVoided,
     Event,
     MatchOver,
     MatchStarted,
     MonteDeclared,
+    MortoSeated,
     PartnerRevealed,
     Passed,
     SmazzataScored,
+    StockLaid,
     SuitDeclared,
     TrickWon,
     TrumpRevealed,
@@ -70,6 +85,8 @@ from game.events import (
 from game.options import Ruleset, TableOptions
 from game.scoring import (
     ContractKind,
+    briscola_match_over,
+    briscola_smazzata_winner,
     competition_positions,
     match_winners,
     score_contract,
@@ -105,7 +122,7 @@ def obbligato_ranks(hand: Sequence[Card], order: Sequence[Rank]) -> dict[int, li
 
 
 class Game:
-    """A match of Briscola chiamata. Build with :meth:`new` or :meth:`from_json`."""
+    """A match of any game of the rules. Build with :meth:`new` or :meth:`from_json`."""
 
     # ------------------------------------------------------------------ construction
 
@@ -119,6 +136,15 @@ class Game:
         n = self.rules.seats
         self.n = n
         # match state
+        #: Il morto's seat with ``players=4`` of chiamata (R86), else None.
+        self.morto: int | None = None
+        #: Plain Briscola: the side index of each seat, and each side's smazzate won.
+        self.side_of = [0] * n
+        for index, side in enumerate(self.rules.sides):
+            for member in side:
+                self.side_of[member] = index
+        self.wins = [0] * len(self.rules.sides)
+        self.last_briscola: BriscolaScored | None = None
         self.totals = [0] * n
         self.smazzata_index = -1
         self.scored_count = 0
@@ -154,12 +180,23 @@ class Game:
         self.tricks: list[TrickWon] = []
         self.captured = [0] * n
         self.played_by: list[list[Card]] = [[] for _ in range(n)]
+        # plain Briscola
+        self.stock: list[Card] = []
+        self.face_up: Card | None = None
+        self.face_up_holder: int | None = None
 
     @classmethod
     def new(cls, options: TableOptions | None = None, rng: random.Random | None = None) -> Game:
-        """Start a match: draw the first dealer (R11) and deal the first smazzata."""
+        """Start a match: draw the first dealer (R11, R100) and il morto's seat (R86, R88),
+        then deal the first smazzata."""
         game = cls(options or TableOptions(), rng or random.Random())
-        game._emit(MatchStarted(game.options, game.rng.randrange(game.n)))
+        if game.rules.has_morto:
+            morto = game.rng.randrange(game.n)
+            humans = [s for s in range(game.n) if s != morto]
+            game._emit(MatchStarted(game.options, humans[game.rng.randrange(len(humans))]))
+            game._emit(MortoSeated(morto))
+        else:
+            game._emit(MatchStarted(game.options, game.rng.randrange(game.n)))
         game._deal(game.dealer)
         return game
 
@@ -196,7 +233,7 @@ class Game:
             if seat != (self.leader + len(self.trick)) % self.n:
                 return []
             hand = self.hands[seat]
-            if self.trick and (self.options.follow_suit or self.contract == "carichi"):
+            if self.trick and (self.rules.follow_suit or self.contract == "carichi"):
                 led = self.trick[0] // 10
                 follow = [PLAY[c] for c in hand if c // 10 == led]
                 if follow:
@@ -207,12 +244,15 @@ class Game:
         if phase is Phase.DECLARATION:
             if seat != self.chiamante:
                 return []
+            if self.contract == "punti":
+                return [DECLARE_CARD[c] for c in self._declarable_cards()]
             return [DECLARE[s] for s in self._declarable_suits()]
         return []
 
     def _monte_allowed(self, seat: int) -> bool:
         return (
             self.options.monte
+            and seat != self.morto
             and not self.any_bid
             and not any(CARD_POINTS[c] for c in self.hands[seat])
         )
@@ -225,7 +265,7 @@ class Game:
         if self._phase is not Phase.AUCTION:
             return None
         bid = self.current_bid
-        low = bid.points + 1 if isinstance(bid, BidTwo | BidObbligato) else MIN_POINTS
+        low = bid.points + 1 if isinstance(bid, BidTwo | BidObbligato | BidPoints) else MIN_POINTS
         return low if low <= MAX_POINTS else None
 
     def public_calls(self) -> list[Action]:
@@ -245,9 +285,10 @@ class Game:
         return result
 
     def _callable_ranks(self) -> list[Action]:
-        """Rank calls below the current call, before R30 (empty once at "2 a N")."""
+        """Rank calls below the current call, before R30 (empty once at "2 a N", and
+        always under a punti, R44)."""
         bid = self.current_bid
-        if isinstance(bid, BidTwo | BidObbligato):
+        if self.options.a_punti or isinstance(bid, BidTwo | BidObbligato):
             return []
         weakest = int(bid.rank) if isinstance(bid, BidRank) else -1
         ranks = [RANK_BIDS[rank] for rank in self.rules.bid_ranks if int(rank) > weakest]
@@ -255,7 +296,14 @@ class Game:
 
     def _auction_actions(self, seat: int) -> list[Action]:
         result: list[Action] = []
-        if seat == self.turn:
+        if seat == self.turn and self.options.a_punti:
+            result.append(PASS)
+            low = self.min_call_points()
+            if low is not None:
+                result.extend(POINT_BIDS[low:])
+            if self.options.a_carichi:
+                result.append(CARICHI)
+        elif seat == self.turn:
             result.append(PASS)
             for action in self._callable_ranks():
                 assert isinstance(action, BidRank)
@@ -290,6 +338,14 @@ class Game:
             return [0, 1, 2, 3]
         return [s for s in range(4) if s * 10 + self.contract_rank not in hand]
 
+    def _declarable_cards(self) -> list[Card]:
+        """R45, R118: any card of the deck in play; without in mano, one not held."""
+        assert self.chiamante is not None
+        if self.options.in_mano:
+            return list(self.rules.deck)
+        hand = self.hands[self.chiamante]
+        return [c for c in self.rules.deck if c not in hand]
+
     # ------------------------------------------------------------------ check-then-do
 
     def verify(self, seat: int, action: Action) -> Action:
@@ -312,6 +368,8 @@ class Game:
         phase = self._phase
         if phase is Phase.OVER:
             return "game_over"
+        if seat == self.morto:
+            return "morto_plays_itself"
         if isinstance(action, PlayCard):
             if phase is not Phase.PLAY:
                 return "wrong_phase"
@@ -320,7 +378,7 @@ class Game:
             hand = self.hands[seat]
             if action.card not in hand:
                 return "card_not_in_hand"
-            if self.trick and (self.options.follow_suit or self.contract == "carichi"):
+            if self.trick and (self.rules.follow_suit or self.contract == "carichi"):
                 led = self.trick[0] // 10
                 if action.card // 10 != led and any(c // 10 == led for c in hand):
                     return "must_follow_suit"
@@ -335,7 +393,7 @@ class Game:
             if any(CARD_POINTS[c] for c in self.hands[seat]):
                 return "monte_hand_has_points"
             return None
-        if isinstance(action, Pass | BidRank | BidTwo | BidObbligato | BidCarichi):
+        if isinstance(action, Pass | BidRank | BidTwo | BidObbligato | BidCarichi | BidPoints):
             if phase is not Phase.AUCTION:
                 return "wrong_phase"
             if self.passed[seat]:
@@ -348,9 +406,23 @@ class Game:
                 return "wrong_phase"
             if seat != self.chiamante:
                 return "not_your_turn"
+            if self.contract == "punti":
+                return "name_a_card"
             if int(action.suit) in self._declarable_suits():
                 return None
             return "suit_not_allowed" if self.contract == "obbligato" else "in_mano_disabled"
+        if isinstance(action, DeclareCard):
+            if phase is not Phase.DECLARATION:
+                return "wrong_phase"
+            if seat != self.chiamante:
+                return "not_your_turn"
+            if self.contract != "punti":
+                return "name_a_suit"
+            if action.card not in self.rules.deck:
+                return "card_not_in_game"
+            if not self.options.in_mano and action.card in self.hands[seat]:
+                return "in_mano_disabled"
+            return None
         return "unknown_action"
 
     def _bid_refusal(self, seat: int, action: Action) -> str | None:
@@ -360,6 +432,14 @@ class Game:
             return None
         if isinstance(action, BidCarichi):
             return None if self.options.a_carichi else "option_disabled"
+        if isinstance(action, BidPoints) != self.options.a_punti:
+            return "option_disabled"  # R44: a punti has point calls and nothing else
+        if isinstance(action, BidPoints):
+            if not MIN_POINTS <= action.points <= MAX_POINTS:
+                return "points_out_of_range"
+            if isinstance(current, BidPoints) and action.points <= current.points:
+                return "points_too_low"
+            return None
         if isinstance(action, BidRank):
             if action.rank not in self.rules.bid_ranks:
                 return "rank_not_in_game"
@@ -398,7 +478,15 @@ class Game:
         start = len(self.history)
         self.actions.append((seat, action.code))
         _TRANSITIONS[type(action)](self, seat, action)
+        if self.morto is not None:
+            self._morto_plays()
         return self.history[start:]
+
+    def _morto_plays(self) -> None:
+        """R90, R113: while it is il morto's turn, it plays its first card in deal order."""
+        morto = self.morto
+        while self._phase is Phase.PLAY and (self.leader + len(self.trick)) % self.n == morto:
+            self._play(morto, self.hands[morto][0], automatic=True)
 
     # ------------------------------------------------------------------ transitions
 
@@ -407,8 +495,11 @@ class Game:
         self._play(seat, action.card)
 
     def _declare_action(self, seat: int, action: Action) -> None:
-        assert isinstance(action, DeclareSuit)
-        self._declare(seat, int(action.suit))
+        if isinstance(action, DeclareCard):
+            self._declare(seat, action.card // 10, action.card)
+        else:
+            assert isinstance(action, DeclareSuit)
+            self._declare(seat, int(action.suit))
 
     def _monte_action(self, seat: int, action: Action) -> None:
         self._emit(MonteDeclared(seat))
@@ -420,14 +511,30 @@ class Game:
     def _deal(self, dealer: int) -> None:
         deck = list(self.rules.deck)
         self.rng.shuffle(deck)
+        self._deal_deck(dealer, deck)
+
+    def _deal_deck(self, dealer: int, deck: Sequence[Card]) -> None:
+        """The deterministic mapping from a shuffled deck to the hands (R13, R94, R119)."""
         n = self.n
         first = (dealer + 1) % n
-        hands = tuple(tuple(deck[(s - first) % n :: n]) for s in range(n))
+        if self.rules.deal == "all":
+            hands = tuple(tuple(deck[(s - first) % n :: n]) for s in range(n))
+            self._emit(Dealt(self.smazzata_index + 1, dealer, hands))
+            return
+        dealt = 3 * n
+        hands = tuple(tuple(deck[(s - first) % n : dealt : n]) for s in range(n))
         self._emit(Dealt(self.smazzata_index + 1, dealer, hands))
+        face_up = deck[dealt]
+        self._emit(StockLaid(face_up, (*deck[dealt + 1 :], face_up)))
+
+    def next_dealer(self) -> int:
+        """R12, R100; with il morto the next human seat (R88)."""
+        dealer = (self.dealer + 1) % self.n
+        return (dealer + 1) % self.n if dealer == self.morto else dealer
 
     def _void(self, reason: str) -> None:
         self._emit(DealVoided("monte" if reason == "monte" else "all_passed"))
-        self._deal((self.dealer + 1) % self.n)
+        self._deal(self.next_dealer())
 
     def _pass(self, seat: int) -> None:
         self._emit(Passed(seat))
@@ -449,6 +556,8 @@ class Game:
         assert self.bidder is not None and bid is not None
         if isinstance(bid, BidCarichi):
             self._emit(AuctionWon(self.bidder, "carichi", None, 61))
+        elif isinstance(bid, BidPoints):
+            self._emit(AuctionWon(self.bidder, "punti", None, bid.points))
         elif isinstance(bid, BidRank):
             self._emit(AuctionWon(self.bidder, "rank", int(bid.rank), 61))
         elif isinstance(bid, BidTwo):
@@ -457,16 +566,17 @@ class Game:
             assert isinstance(bid, BidObbligato)
             self._emit(AuctionWon(self.bidder, "obbligato", int(bid.rank), bid.points))
 
-    def _declare(self, seat: int, suit: int) -> None:
-        assert self.contract_rank is not None
-        card = suit * 10 + self.contract_rank
+    def _declare(self, seat: int, suit: int, card: Card | None = None) -> None:
+        if card is None:
+            assert self.contract_rank is not None
+            card = suit * 10 + self.contract_rank
         secret = self.options.al_buio
         self._emit(SuitDeclared(seat, suit, card, secret))
         if not secret:
             self._emit(TrumpRevealed(suit, card))
 
-    def _play(self, seat: int, card: Card) -> None:
-        self._emit(CardPlayed(seat, card, self.trick_no))
+    def _play(self, seat: int, card: Card, automatic: bool = False) -> None:
+        self._emit(CardPlayed(seat, card, self.trick_no, automatic))
         buio_first = self.options.al_buio and self.trick_no == 0 and not self.trump_public
         if card == self.called_card and not buio_first:
             self._emit(PartnerRevealed(seat, seat == self.chiamante))
@@ -485,8 +595,16 @@ class Game:
         self._emit(
             TrickWon(self.trick_no, winner, self.leader, cards, sum(CARD_POINTS[c] for c in cards))
         )
+        if self.stock:
+            # R105, R120: the winner draws first, then the others in turn order.
+            n = self.n
+            draws = tuple(((winner + k) % n, self.stock[k]) for k in range(n))
+            self._emit(CardsDrawn(self.trick_no - 1, draws))
         if self.trick_no == self.rules.tricks:
-            self._score()
+            if self.rules.scoring == "contract":
+                self._score()
+            else:
+                self._score_briscola()
 
     def _score(self) -> None:
         chiamante = self.chiamante
@@ -504,7 +622,7 @@ class Game:
             tie_goes_to_caller=self.options.tie_goes_to_caller,
             cappotto=self.options.cappotto,
         )
-        deltas = seat_deltas(result, self.n, chiamante, socio)
+        deltas = seat_deltas(result, self.n, chiamante, socio, self.morto)
         totals = tuple(t + d for t, d in zip(self.totals, deltas, strict=True))
         self._emit(
             SmazzataScored(
@@ -527,11 +645,33 @@ class Game:
             )
         )
         if self._match_should_end():
-            positions = competition_positions(self.totals)
-            winners = match_winners(self.totals, self.options.winners)
+            positions = competition_positions(self.totals, self.morto)
+            winners = match_winners(self.totals, self.options.winners, self.morto)
             self._emit(MatchOver(tuple(self.totals), positions, winners))
         else:
-            self._deal((self.dealer + 1) % self.n)
+            self._deal(self.next_dealer())
+
+    def _score_briscola(self) -> None:
+        """R108–R110: the side with the most card points (by the rule of the table size)
+        wins the smazzata; the match counts smazzate won."""
+        sides = self.rules.sides
+        points = tuple(sum(self.captured[s] for s in side) for side in sides)
+        winner = briscola_smazzata_winner(points, self.rules.smazzata_winner)
+        wins = list(self.wins)
+        if winner is not None:
+            wins[winner] += 1
+        self._emit(BriscolaScored(self.smazzata_index, sides, points, winner, tuple(wins)))
+        options = self.options
+        if briscola_match_over(
+            self.wins, self.scored_count, options.briscola_match_kind, options.briscola_match_n
+        ):
+            best = max(self.wins)
+            winners = tuple(s for s in range(self.n) if self.wins[self.side_of[s]] == best)
+            side_positions = competition_positions(self.wins)
+            positions = tuple(side_positions[side] for side in self.side_of)
+            self._emit(MatchOver(tuple(self.totals), positions, winners))
+        else:
+            self._deal(self.next_dealer())
 
     def _match_should_end(self) -> bool:
         limit = self.options.match_end_n
@@ -548,6 +688,30 @@ class Game:
     def _fold(self, event: Event) -> None:
         """Apply one event to the state: the only place where the state changes."""
         _FOLDS[type(event)](self, event)
+
+    def _fold_morto_seated(self, event: MortoSeated) -> None:
+        self.morto = event.seat
+
+    def _fold_stock_laid(self, event: StockLaid) -> None:
+        self.face_up = event.face_up
+        self.stock = list(event.stock)
+        self.trump = event.face_up // 10
+        self.trump_public = True
+        self._phase = Phase.PLAY
+
+    def _fold_cards_drawn(self, event: CardsDrawn) -> None:
+        hands = self.hands
+        for seat, card in event.draws:
+            hands[seat].append(card)
+            if card == self.face_up:
+                self.face_up_holder = seat
+        del self.stock[: len(event.draws)]
+
+    def _fold_briscola_scored(self, event: BriscolaScored) -> None:
+        self.wins = list(event.wins)
+        self.totals = [event.wins[side] for side in self.side_of]
+        self.scored_count += 1
+        self.last_briscola = event
 
     def _fold_card_played(self, event: CardPlayed) -> None:
         self.hands[event.seat].remove(event.card)
@@ -579,8 +743,14 @@ class Game:
         self.dealer = event.dealer
         self.dealt_hands = event.hands
         self.hands = [list(h) for h in event.hands]
-        self.turn = (event.dealer + 1) % self.n
-        self.leader = self.turn
+        self.leader = (event.dealer + 1) % self.n
+        if self.morto is not None:
+            # R89, R114: il morto has passed before the auction; the first human after
+            # the dealer speaks first.
+            self.passed[self.morto] = True
+            self._advance_turn(event.dealer)
+        else:
+            self.turn = self.leader
         self._phase = Phase.AUCTION
 
     def _fold_auction_won(self, event: AuctionWon) -> None:
@@ -594,6 +764,8 @@ class Game:
     def _fold_suit_declared(self, event: SuitDeclared) -> None:
         self.trump = event.suit
         self.called_card = event.called_card
+        if self.contract_rank is None:  # a punti: the rank comes with the card (R45)
+            self.contract_rank = event.called_card % 10
         holder = next(s for s in range(self.n) if event.called_card in self.hands[s])
         self.in_mano = holder == event.seat
         self.socio = None if self.in_mano else holder
@@ -635,10 +807,13 @@ class Game:
         return build_view(self, seat)
 
     def standings(self) -> tuple[int, ...]:
-        return competition_positions(self.totals)
+        return competition_positions(self.totals, self.morto)
 
     def winners(self) -> tuple[int, ...]:
-        return match_winners(self.totals, self.options.winners)
+        if self.rules.scoring == "card_points":
+            best = max(self.wins)
+            return tuple(s for s in range(self.n) if self.wins[self.side_of[s]] == best)
+        return match_winners(self.totals, self.options.winners, self.morto)
 
     def to_json(self) -> str:
         from game.serialize import dump_game
@@ -659,7 +834,9 @@ class Game:
         actions: Sequence[tuple[int, str]],
         rng: random.Random,
     ) -> Game:
-        """Rebuild a game by folding a recorded history (no rule checks, no randomness)."""
+        """Rebuild a game by folding a recorded history (no rule checks, no randomness).
+
+        Il morto's automatic plays are in the history, so nothing is played again."""
         game = cls(options, rng)
         for event in history:
             game._emit(event)
@@ -673,19 +850,53 @@ class Game:
         dealer: int,
         hands: Sequence[Sequence[Card]],
         rng: random.Random | None = None,
+        *,
+        morto: int | None = None,
+        stock: Sequence[Card] = (),
     ) -> Game:
         """A match whose first smazzata has exactly these hands (tests, search players).
 
-        Later deals draw from ``rng`` as usual.
+        With il morto, ``morto`` is its seat (default: the seat before the dealer's, or
+        the one after it). In plain Briscola ``stock`` is the draw order, the face-up card
+        last (R119). Later deals draw from ``rng`` as usual.
         """
         game = cls(options, rng or random.Random(0))
-        cards = sorted(c for hand in hands for c in hand)
+        cards = sorted([c for hand in hands for c in hand] + list(stock))
         if len(hands) != game.n or cards != sorted(game.rules.deck):
-            raise ValueError("hands must split the whole deck among the seats")
+            raise ValueError("hands (and stock) must split the whole deck among the seats")
         if any(len(hand) != game.rules.hand_size for hand in hands):
             raise ValueError(f"every hand must have {game.rules.hand_size} cards")
-        game._emit(MatchStarted(options, dealer))
+        game._start_fixed(options, dealer, morto)
         game._emit(Dealt(0, dealer, tuple(tuple(hand) for hand in hands)))
+        if game.rules.deal == "stock":
+            game._emit(StockLaid(stock[-1], tuple(stock)))
+        return game
+
+    def _start_fixed(self, options: TableOptions, dealer: int, morto: int | None) -> None:
+        self._emit(MatchStarted(options, dealer))
+        if self.rules.has_morto:
+            if morto is None:
+                morto = (dealer - 1) % self.n if dealer != 0 else 1
+            if morto == dealer or not 0 <= morto < self.n:
+                raise ValueError("il morto never deals (R88)")
+            self._emit(MortoSeated(morto))
+
+    @classmethod
+    def with_deck(
+        cls,
+        options: TableOptions,
+        dealer: int,
+        deck: Sequence[Card],
+        rng: random.Random | None = None,
+        *,
+        morto: int | None = None,
+    ) -> Game:
+        """A match whose first smazzata deals this deck order (R13, R94, R119)."""
+        game = cls(options, rng or random.Random(0))
+        if sorted(deck) != sorted(game.rules.deck):
+            raise ValueError("deck must be a permutation of the cards in play")
+        game._start_fixed(options, dealer, morto)
+        game._deal_deck(dealer, deck)
         return game
 
     @classmethod
@@ -712,6 +923,8 @@ class Game:
         other.tricks = list(self.tricks)
         other.captured = list(self.captured)
         other.played_by = [list(p) for p in self.played_by]
+        other.stock = list(self.stock)
+        other.wins = list(self.wins)
         return other
 
 
@@ -737,11 +950,17 @@ _FOLDS: dict[type, Callable[[Game, Any], None]] = {
     MatchStarted: Game._fold_match_started,
     MonteDeclared: Game._fold_nothing,
     DealVoided: Game._fold_nothing,
+    MortoSeated: Game._fold_morto_seated,
+    StockLaid: Game._fold_stock_laid,
+    CardsDrawn: Game._fold_cards_drawn,
+    BriscolaScored: Game._fold_briscola_scored,
 }
 
 _TRANSITIONS: dict[type, Callable[[Game, int, Action], None]] = {
     PlayCard: Game._play_action,
     DeclareSuit: Game._declare_action,
+    DeclareCard: Game._declare_action,
+    BidPoints: Game._bid,
     Monte: Game._monte_action,
     Pass: Game._pass_action,
     BidRank: Game._bid,

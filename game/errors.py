@@ -27,6 +27,10 @@ REASONS: Final[dict[str, str]] = {
     "in_mano_disabled": "calling in mano is not allowed at this table",
     "card_not_in_hand": "this card is not in the seat's hand",
     "must_follow_suit": "the led suit must be followed",
+    "morto_plays_itself": "il morto's seat never acts: its cards play by themselves",
+    "name_a_card": "a punti: the chiamante names a whole card, not a suit",
+    "name_a_suit": "this contract names a suit, not a whole card",
+    "card_not_in_game": "this card is not in the deck of this game",
 }
 
 

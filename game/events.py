@@ -34,6 +34,65 @@ class Dealt(NamedTuple):
         return False
 
 
+class MortoSeated(NamedTuple):
+    """With ``players=4`` of chiamata: il morto's seat for the whole match (R86)."""
+
+    seat: int
+    kind: Literal["morto_seated"] = "morto_seated"
+
+    def visible_to(self, seat: int | None) -> bool:
+        return True
+
+
+class StockLaid(NamedTuple):
+    """Plain Briscola (R101, R119): the face-up briscola and the stock under it.
+
+    ``stock`` is the draw order, the face-up card last. The event is secret as a whole
+    (the stock order); the face-up card and the stock count reach everyone through views.
+    """
+
+    face_up: int
+    stock: tuple[int, ...]
+    kind: Literal["stock_laid"] = "stock_laid"
+
+    def visible_to(self, seat: int | None) -> bool:
+        return False
+
+
+class CardsDrawn(NamedTuple):
+    """Plain Briscola (R105, R120): after trick ``trick`` each seat draws, in this order.
+
+    Each seat learns its own card from its view; who drew the face-up briscola is public
+    (``View.face_up_holder``).
+    """
+
+    trick: int
+    draws: tuple[tuple[int, int], ...]
+    kind: Literal["cards_drawn"] = "cards_drawn"
+
+    def visible_to(self, seat: int | None) -> bool:
+        return False
+
+
+class BriscolaScored(NamedTuple):
+    """Plain Briscola: the end of a smazzata (R108, R109, R110).
+
+    ``sides`` are the fixed sides (a seat each, or the pairs 0+2 and 1+3), ``points``
+    each side's card points, ``winner`` the index of the side that won the smazzata (None
+    for a patta), ``wins`` each side's smazzate won so far in the match.
+    """
+
+    smazzata: int
+    sides: tuple[tuple[int, ...], ...]
+    points: tuple[int, ...]
+    winner: int | None
+    wins: tuple[int, ...]
+    kind: Literal["briscola_scored"] = "briscola_scored"
+
+    def visible_to(self, seat: int | None) -> bool:
+        return True
+
+
 class MonteDeclared(NamedTuple):
     seat: int
     kind: Literal["monte"] = "monte"
@@ -62,10 +121,11 @@ class BidMade(NamedTuple):
 
 
 class AuctionWon(NamedTuple):
-    """The auction is over (R31, R40). ``contract`` is one of rank/two/obbligato/carichi."""
+    """The auction is over (R31, R40). ``contract`` is one of rank/two/obbligato/carichi,
+    or punti (R44: ``rank`` is None until the chiamante names the card, R45)."""
 
     seat: int
-    contract: Literal["rank", "two", "obbligato", "carichi"]
+    contract: Literal["rank", "two", "obbligato", "carichi", "punti"]
     rank: int | None
     points: int
     kind: Literal["auction_won"] = "auction_won"
@@ -107,9 +167,12 @@ class TrumpRevealed(NamedTuple):
 
 
 class CardPlayed(NamedTuple):
+    """A card played. ``automatic``: il morto played it by itself (R90, R113)."""
+
     seat: int
     card: int
     trick: int
+    automatic: bool = False
     kind: Literal["card_played"] = "card_played"
 
     def visible_to(self, seat: int | None) -> bool:
@@ -145,7 +208,7 @@ class SmazzataScored(NamedTuple):
     smazzata: int
     chiamante: int
     socio: int | None
-    contract: Literal["rank", "two", "obbligato", "carichi"]
+    contract: Literal["rank", "two", "obbligato", "carichi", "punti"]
     rank: int | None
     points: int
     called_card: int | None
@@ -165,6 +228,9 @@ class SmazzataScored(NamedTuple):
 
 
 class MatchOver(NamedTuple):
+    """The match is over. Per seat: ``totals`` (score, or smazzate won by the seat's side
+    in plain Briscola), ``positions`` (R82; 0 for il morto, who is not ranked, R93)."""
+
     totals: tuple[int, ...]
     positions: tuple[int, ...]
     winners: tuple[int, ...]
@@ -189,4 +255,8 @@ Event = (
     | TrickWon
     | SmazzataScored
     | MatchOver
+    | MortoSeated
+    | StockLaid
+    | CardsDrawn
+    | BriscolaScored
 )

@@ -47,7 +47,13 @@ def event_from_list(data: list[Any]) -> Event:
         raise ValueError(f"unknown event {str(data)[:60]}")
     cls = EVENT_TYPES[data[0]]
     values = data[1:]
-    if len(values) != len(cls._fields) - 1:
+    wanted = len(cls._fields) - 1
+    # Fields added later (with a default, just before ``kind``) may be missing in older
+    # snapshots: they take their default.
+    missing = cls._fields[len(values) : wanted]
+    if all(name in cls._field_defaults for name in missing):
+        values = [*values, *(cls._field_defaults[name] for name in missing)]
+    if len(values) != wanted:
         raise ValueError(f"{cls.__name__} wants {len(cls._fields) - 1} fields, got {len(values)}")
     if cls is MatchStarted:
         values[0] = TableOptions.model_validate(values[0])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from game.events import MatchOver, SmazzataScored
+from game.events import BriscolaScored, MatchOver, SmazzataScored
 from game.options import TableOptions
 
 if TYPE_CHECKING:
@@ -74,12 +74,39 @@ class View:
     legal: tuple[str, ...]
     last_scored: SmazzataScored | None
     final: MatchOver | None
+    # ---- the variants (issue 12). Defaults keep the five-player fields unchanged.
+    #: ``"chiamata"`` or ``"briscola"`` (same as ``options.game``).
+    game: str = "chiamata"
+    #: Il morto's seat with ``players=4`` of chiamata (R86), else None. Its hand is in
+    #: no view (R87, R125); ``hand_sizes`` still counts its cards.
+    morto: int | None = None
+    #: Plain Briscola: the fixed sides, each a tuple of seats ((0, 2), (1, 3) with 4
+    #: players; one seat each with 2 or 3). Empty in chiamata.
+    sides: tuple[tuple[int, ...], ...] = ()
+    #: Plain Briscola: the face-up briscola under the stock (R101), shown for the whole
+    #: smazzata, even after it has been drawn; None in chiamata.
+    face_up: int | None = None
+    #: Plain Briscola: cards left to draw, the face-up card included (0 in chiamata).
+    stock_count: int = 0
+    #: Plain Briscola: the seat that drew the face-up card (public), None before.
+    face_up_holder: int | None = None
+    #: Plain Briscola with 4 (R107, R124): the partner's hand, shown to the two
+    #: partners only, from the last draw to the end of the smazzata; else None.
+    partner_hand: tuple[int, ...] | None = None
+    #: Same condition: the card points the viewer's pair has taken so far; else None.
+    side_points: int | None = None
+    #: Plain Briscola: smazzate won by each side in this match (R110).
+    side_wins: tuple[int, ...] = ()
+    #: Plain Briscola: the last smazzata's result, like ``last_scored`` for chiamata.
+    last_briscola: BriscolaScored | None = None
 
 
 def build_view(game: Game, seat: int | None) -> View:
     n = game.n
     own = seat is not None
     me = seat if seat is not None else -1
+    if seat is not None and seat == game.morto:
+        own, me = False, -1  # nobody sees il morto's cards, not even from its seat
     chiamante = game.chiamante
     knows_suit = game.trump_public or (own and seat == chiamante)
     trump = game.trump if knows_suit else None
@@ -98,6 +125,15 @@ def build_view(game: Game, seat: int | None) -> View:
         socio = None
     elif holder_is_me:
         socio, solo = seat, False
+    partner_hand: tuple[int, ...] | None = None
+    side_points: int | None = None
+    # R107, R124: with 4 in pairs, partners only, from the last draw to the end.
+    last_draw_done = game.face_up is not None and not game.stock
+    in_pairs = own and game.n == 4 and bool(game.rules.sides)
+    if in_pairs and last_draw_done and game.trick_no < game.rules.tricks:
+        partner = (me + 2) % 4
+        partner_hand = tuple(game.hands[partner])
+        side_points = game.captured[me] + game.captured[partner]
     tricks = tuple(
         TrickView(
             t.trick,
@@ -149,4 +185,14 @@ def build_view(game: Game, seat: int | None) -> View:
         legal=legal,
         last_scored=game.last_score,
         final=game.final,
+        game=game.rules.game,
+        morto=game.morto,
+        sides=game.rules.sides,
+        face_up=game.face_up,
+        stock_count=len(game.stock),
+        face_up_holder=game.face_up_holder,
+        partner_hand=partner_hand,
+        side_points=side_points,
+        side_wins=tuple(game.wins),
+        last_briscola=game.last_briscola,
     )

@@ -76,3 +76,47 @@ def play_out(game: Game, rng: random.Random | None = None) -> list[Event]:
         legal = game.legal_actions(seat)
         events.extend(game.apply(seat, legal[rng.randrange(len(legal))]))
     return events
+
+
+#: Every game × table size of §1 (chiamata with 5 is the suite's default everywhere else).
+VARIANTS: list[dict[str, object]] = [
+    {"players": 4},
+    {"players": 6},
+    {"a_punti": True},
+    {"players": 4, "a_punti": True},
+    {"players": 6, "a_punti": True},
+    {"game": "briscola", "players": 2},
+    {"game": "briscola", "players": 3},
+    {"game": "briscola", "players": 4},
+]
+
+
+def deal_variant(
+    fixed: dict[int, str] | None = None,
+    dealer: int = 0,
+    morto: int | None = None,
+    **options: object,
+) -> Game:
+    """Like :func:`deal` for any chiamata table size: ``fixed`` hands, the rest of the
+    deck in play in a fixed order; ``morto`` is il morto's seat with ``players=4``."""
+    opts = TableOptions.model_validate(options)
+    probe = Game(opts, random.Random(0))
+    hands: list[list[int]] = [[] for _ in range(probe.n)]
+    for seat, text in (fixed or {}).items():
+        hands[seat] = cards(text)
+    used = {c for hand in hands for c in hand}
+    rest = [c for c in probe.rules.deck if c not in used]
+    for seat in range(probe.n):
+        while len(hands[seat]) < probe.rules.hand_size:
+            hands[seat].append(rest.pop(0))
+    return Game.with_deal(opts, dealer, hands, random.Random(99), morto=morto)
+
+
+def briscola(deck: str | list[int] | None = None, dealer: int = 0, **options: object) -> Game:
+    """Plain Briscola dealt from ``deck`` (codes or cards, R119); the cards not named
+    follow in a fixed order."""
+    opts = TableOptions.model_validate({"game": "briscola", **options})
+    probe = Game(opts, random.Random(0))
+    head = cards(deck) if isinstance(deck, str) else list(deck or [])
+    order = head + [c for c in probe.rules.deck if c not in head]
+    return Game.with_deck(opts, dealer, order, random.Random(99))

@@ -15,7 +15,6 @@ from game import (
     IllegalAction,
     Phase,
     TableOptions,
-    UnsupportedOption,
     action_from_id,
     parse_action,
 )
@@ -65,10 +64,20 @@ def test_bad_option_values_are_refused_clearly(bad: dict) -> None:
         TableOptions.model_validate(bad)
 
 
-@pytest.mark.parametrize("later", [{"players": 4}, {"players": 6}, {"a_punti": True}])
-def test_later_variants_are_refused_until_implemented(later: dict) -> None:
-    with pytest.raises(UnsupportedOption):
-        Game.new(TableOptions.model_validate(later))
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"players": 4},
+        {"players": 6},
+        {"a_punti": True},
+        {"game": "briscola"},
+        {"game": "briscola", "players": 3},
+        {"game": "briscola", "players": 4},
+    ],
+)
+def test_every_variant_of_the_rules_is_accepted(variant: dict) -> None:
+    game = Game.new(TableOptions.model_validate(variant))
+    assert game.current_seat() is not None
 
 
 def test_action_codes_are_short_unique_and_stable() -> None:
