@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from game.actions import (
     CARICHI,
@@ -95,6 +95,7 @@ from game.scoring import (
 from game.view import View, build_view
 
 _DUE = int(Rank.DUE)
+_new_tuple = tuple.__new__  # builds a NamedTuple event without its Python-level __new__
 
 
 class Phase(StrEnum):
@@ -102,6 +103,10 @@ class Phase(StrEnum):
     DECLARATION = "declaration"
     PLAY = "play"
     OVER = "over"
+
+
+# Module constants: the hot paths compare phases many times a smazzata.
+_AUCTION, _DECLARATION, _PLAY, _OVER = Phase.AUCTION, Phase.DECLARATION, Phase.PLAY, Phase.OVER
 
 
 def obbligato_ranks(hand: Sequence[Card], order: Sequence[Rank]) -> dict[int, list[int]]:
@@ -144,12 +149,21 @@ class Game:
             for member in side:
                 self.side_of[member] = index
         self.wins = [0] * len(self.rules.sides)
+        #: _ranks_below[w + 1]: the rank calls weaker than rank w (w = -1: all of them).
+        self._ranks_below: tuple[tuple[Action, ...], ...] = tuple(
+            tuple(
+                action
+                for rank in self.rules.bid_ranks
+                if int(rank) > weakest and (action := RANK_BIDS[rank]) is not None
+            )
+            for weakest in range(-1, 10)
+        )
         self.last_briscola: BriscolaScored | None = None
         self.totals = [0] * n
         self.smazzata_index = -1
         self.scored_count = 0
         self.dealer = 0
-        self._phase = Phase.AUCTION
+        self._phase = _AUCTION
         self.last_score: SmazzataScored | None = None
         self.final: MatchOver | None = None
         self._reset_smazzata()
@@ -177,9 +191,12 @@ class Game:
         self.trick_no = 0
         self.leader = 0
         self.trick: list[Card] = []
+        #: R58 with follow_suit=on, R42 under a carichi (never in plain Briscola, R103).
+        self.must_follow = False
         self.tricks: list[TrickWon] = []
         self.captured = [0] * n
         self.played_by: list[list[Card]] = [[] for _ in range(n)]
+        self._obbligato_cache: dict[int, dict[int, list[int]]] = {}
         # plain Briscola
         self.stock: list[Card] = []
         self.face_up: Card | None = None
@@ -213,35 +230,35 @@ class Game:
         return self._phase
 
     def is_over(self) -> bool:
-        return self._phase is Phase.OVER
+        return self._phase is _OVER
 
     def current_seat(self) -> int | None:
         """The seat that must act now (monte is out of turn, R17), or None when over."""
         phase = self._phase
-        if phase is Phase.PLAY:
+        if phase is _PLAY:
             return (self.leader + len(self.trick)) % self.n
-        if phase is Phase.AUCTION:
+        if phase is _AUCTION:
             return self.turn
-        if phase is Phase.DECLARATION:
+        if phase is _DECLARATION:
             return self.chiamante
         return None
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Every action ``seat`` may take now (possibly none if it is not its turn)."""
         phase = self._phase
-        if phase is Phase.PLAY:
+        if phase is _PLAY:
             if seat != (self.leader + len(self.trick)) % self.n:
                 return []
             hand = self.hands[seat]
-            if self.trick and (self.rules.follow_suit or self.contract == "carichi"):
+            if self.must_follow and self.trick:
                 led = self.trick[0] // 10
                 follow = [PLAY[c] for c in hand if c // 10 == led]
                 if follow:
                     return follow
-            return [PLAY[c] for c in hand]
-        if phase is Phase.AUCTION:
+            return list(map(PLAY.__getitem__, hand))
+        if phase is _AUCTION:
             return self._auction_actions(seat)
-        if phase is Phase.DECLARATION:
+        if phase is _DECLARATION:
             if seat != self.chiamante:
                 return []
             if self.contract == "punti":
@@ -262,7 +279,7 @@ class Game:
 
         Public: it depends on the current call only, not on anyone's hand.
         """
-        if self._phase is not Phase.AUCTION:
+        if self._phase is not _AUCTION:
             return None
         bid = self.current_bid
         low = bid.points + 1 if isinstance(bid, BidTwo | BidObbligato | BidPoints) else MIN_POINTS
@@ -276,7 +293,7 @@ class Game:
         rank the caller holds four of, obbligato and monte need the hand, so a press of a
         public call can still be refused by :meth:`verify`.
         """
-        if self._phase is not Phase.AUCTION:
+        if self._phase is not _AUCTION:
             return []
         result: list[Action] = [PASS]
         result.extend(self._callable_ranks())
@@ -288,11 +305,20 @@ class Game:
         """Rank calls below the current call, before R30 (empty once at "2 a N", and
         always under a punti, R44)."""
         bid = self.current_bid
-        if self.options.a_punti or isinstance(bid, BidTwo | BidObbligato):
-            return []
-        weakest = int(bid.rank) if isinstance(bid, BidRank) else -1
-        ranks = [RANK_BIDS[rank] for rank in self.rules.bid_ranks if int(rank) > weakest]
-        return [action for action in ranks if action is not None]
+        if bid is None:
+            return list(self._ranks_below[0])
+        if type(bid) is BidRank and not self.options.a_punti:
+            return list(self._ranks_below[int(bid.rank) + 1])
+        return []
+
+    def _obbligato_of(self, seat: int) -> dict[int, list[int]]:
+        """R34 for ``seat``'s hand, computed once a deal: hands do not change before
+        the play (R48)."""
+        cached = self._obbligato_cache.get(seat)
+        if cached is None:
+            cached = obbligato_ranks(self.hands[seat], self.rules.obbligato_order)
+            self._obbligato_cache[seat] = cached
+        return cached
 
     def _auction_actions(self, seat: int) -> list[Action]:
         result: list[Action] = []
@@ -305,16 +331,16 @@ class Game:
                 result.append(CARICHI)
         elif seat == self.turn:
             result.append(PASS)
+            in_mano = self.options.in_mano
             for action in self._callable_ranks():
-                assert isinstance(action, BidRank)
-                if self._may_call_rank(seat, int(action.rank)):
+                if in_mano or self._may_call_rank(seat, int(cast(BidRank, action).rank)):
                     result.append(action)
             low = self.min_call_points()
             if low is not None:
-                if self._may_call_rank(seat, _DUE):
+                if in_mano or self._may_call_rank(seat, _DUE):
                     result.extend(TWO_BIDS[low:])
                 if self.options.chiamata_obbligata:
-                    obbligato = obbligato_ranks(self.hands[seat], self.rules.obbligato_order)
+                    obbligato = self._obbligato_of(seat)
                     for obbligato_rank in sorted(obbligato):
                         result.extend(OBBLIGATO_BIDS[obbligato_rank][low:])
             if self.options.a_carichi:
@@ -333,7 +359,7 @@ class Game:
         assert self.chiamante is not None and self.contract_rank is not None
         hand = self.hands[self.chiamante]
         if self.contract == "obbligato":
-            return obbligato_ranks(hand, self.rules.obbligato_order).get(self.contract_rank, [])
+            return self._obbligato_of(self.chiamante).get(self.contract_rank, [])
         if self.options.in_mano:
             return [0, 1, 2, 3]
         return [s for s in range(4) if s * 10 + self.contract_rank not in hand]
@@ -366,25 +392,16 @@ class Game:
 
     def _refusal(self, seat: int, action: Action) -> str | None:
         phase = self._phase
-        if phase is Phase.OVER:
+        if phase is _OVER:
             return "game_over"
         if seat == self.morto:
             return "morto_plays_itself"
         if isinstance(action, PlayCard):
-            if phase is not Phase.PLAY:
+            if phase is not _PLAY:
                 return "wrong_phase"
-            if seat != (self.leader + len(self.trick)) % self.n:
-                return "not_your_turn"
-            hand = self.hands[seat]
-            if action.card not in hand:
-                return "card_not_in_hand"
-            if self.trick and (self.rules.follow_suit or self.contract == "carichi"):
-                led = self.trick[0] // 10
-                if action.card // 10 != led and any(c // 10 == led for c in hand):
-                    return "must_follow_suit"
-            return None
+            return self._play_refusal(seat, action.card)
         if isinstance(action, Monte):
-            if phase is not Phase.AUCTION:
+            if phase is not _AUCTION:
                 return "wrong_phase"
             if not self.options.monte:
                 return "option_disabled"
@@ -394,7 +411,7 @@ class Game:
                 return "monte_hand_has_points"
             return None
         if isinstance(action, Pass | BidRank | BidTwo | BidObbligato | BidCarichi | BidPoints):
-            if phase is not Phase.AUCTION:
+            if phase is not _AUCTION:
                 return "wrong_phase"
             if self.passed[seat]:
                 return "already_passed"
@@ -402,7 +419,7 @@ class Game:
                 return "not_your_turn"
             return self._bid_refusal(seat, action)
         if isinstance(action, DeclareSuit):
-            if phase is not Phase.DECLARATION:
+            if phase is not _DECLARATION:
                 return "wrong_phase"
             if seat != self.chiamante:
                 return "not_your_turn"
@@ -412,7 +429,7 @@ class Game:
                 return None
             return "suit_not_allowed" if self.contract == "obbligato" else "in_mano_disabled"
         if isinstance(action, DeclareCard):
-            if phase is not Phase.DECLARATION:
+            if phase is not _DECLARATION:
                 return "wrong_phase"
             if seat != self.chiamante:
                 return "not_your_turn"
@@ -424,6 +441,20 @@ class Game:
                 return "in_mano_disabled"
             return None
         return "unknown_action"
+
+    def _play_refusal(self, seat: int, card: Card) -> str | None:
+        """R55, R58, R42 (and R103: plain Briscola never follows suit), in the play."""
+        trick = self.trick
+        if seat != (self.leader + len(trick)) % self.n:
+            return "morto_plays_itself" if seat == self.morto else "not_your_turn"
+        hand = self.hands[seat]
+        if card not in hand:
+            return "card_not_in_hand"
+        if self.must_follow and trick:
+            led = trick[0] // 10
+            if card // 10 != led and any(c // 10 == led for c in hand):
+                return "must_follow_suit"
+        return None
 
     def _bid_refusal(self, seat: int, action: Action) -> str | None:
         current = self.current_bid
@@ -461,14 +492,25 @@ class Game:
             return "points_too_low"
         if isinstance(action, BidTwo):
             return None if self._may_call_rank(seat, _DUE) else "holds_all_four"
-        ranks = obbligato_ranks(self.hands[seat], self.rules.obbligato_order)
-        return None if int(action.rank) in ranks else "not_obbligato_rank"
+        return None if int(action.rank) in self._obbligato_of(seat) else "not_obbligato_rank"
 
     def apply(self, seat: int, action: Action) -> list[Event]:
         """Verify, then apply ``action`` for ``seat``; return the events it produced.
 
         On :class:`IllegalAction` the state is unchanged.
         """
+        if type(action) is PlayCard and self._phase is _PLAY and 0 <= seat < self.n:
+            # The hot path (40 of ~50 actions a smazzata): the same checks, fewer calls.
+            card = action.card
+            reason = self._play_refusal(seat, card)
+            if reason is not None:
+                raise IllegalAction(reason, action.code)
+            start = len(self.history)
+            self.actions.append((seat, action.code))
+            self._play(seat, card)
+            if self.morto is not None:
+                self._morto_plays()
+            return self.history[start:]
         if action.id < 0 or not 0 <= seat < self.n:
             action = self.verify(seat, action)
         else:
@@ -485,7 +527,7 @@ class Game:
     def _morto_plays(self) -> None:
         """R90, R113: while it is il morto's turn, it plays its first card in deal order."""
         morto = self.morto
-        while self._phase is Phase.PLAY and (self.leader + len(self.trick)) % self.n == morto:
+        while self._phase is _PLAY and (self.leader + len(self.trick)) % self.n == morto:
             self._play(morto, self.hands[morto][0], automatic=True)
 
     # ------------------------------------------------------------------ transitions
@@ -576,8 +618,10 @@ class Game:
             self._emit(TrumpRevealed(suit, card))
 
     def _play(self, seat: int, card: Card, automatic: bool = False) -> None:
-        self._emit(CardPlayed(seat, card, self.trick_no, automatic))
-        buio_first = self.options.al_buio and self.trick_no == 0 and not self.trump_public
+        played = _new_tuple(CardPlayed, (seat, card, self.trick_no, automatic, "card_played"))
+        self._fold_card_played(played)  # what _emit does, without the table look-up
+        self.history.append(played)
+        buio_first = self.trick_no == 0 and self.options.al_buio and not self.trump_public
         if card == self.called_card and not buio_first:
             self._emit(PartnerRevealed(seat, seat == self.chiamante))
         if len(self.trick) < self.n:
@@ -682,7 +726,7 @@ class Game:
     # ------------------------------------------------------------------ the fold
 
     def _emit(self, event: Event) -> None:
-        self._fold(event)
+        _FOLDS[type(event)](self, event)  # self._fold(event), one call fewer
         self.history.append(event)
 
     def _fold(self, event: Event) -> None:
@@ -697,7 +741,7 @@ class Game:
         self.stock = list(event.stock)
         self.trump = event.face_up // 10
         self.trump_public = True
-        self._phase = Phase.PLAY
+        self._phase = _PLAY
 
     def _fold_cards_drawn(self, event: CardsDrawn) -> None:
         hands = self.hands
@@ -751,7 +795,7 @@ class Game:
             self._advance_turn(event.dealer)
         else:
             self.turn = self.leader
-        self._phase = Phase.AUCTION
+        self._phase = _AUCTION
 
     def _fold_auction_won(self, event: AuctionWon) -> None:
         self.chiamante = event.seat
@@ -759,7 +803,8 @@ class Game:
         self.contract_rank = event.rank
         self.contract_points = event.points
         self.leader = (self.dealer + 1) % self.n
-        self._phase = Phase.PLAY if event.contract == "carichi" else Phase.DECLARATION
+        self.must_follow = self.rules.follow_suit or event.contract == "carichi"
+        self._phase = _PLAY if event.contract == "carichi" else _DECLARATION
 
     def _fold_suit_declared(self, event: SuitDeclared) -> None:
         self.trump = event.suit
@@ -769,7 +814,7 @@ class Game:
         holder = next(s for s in range(self.n) if event.called_card in self.hands[s])
         self.in_mano = holder == event.seat
         self.socio = None if self.in_mano else holder
-        self._phase = Phase.PLAY
+        self._phase = _PLAY
 
     def _fold_trump_revealed(self, event: TrumpRevealed) -> None:
         self.trump_public = True
@@ -784,7 +829,7 @@ class Game:
 
     def _fold_match_over(self, event: MatchOver) -> None:
         self.final = event
-        self._phase = Phase.OVER
+        self._phase = _OVER
 
     def _fold_match_started(self, event: MatchStarted) -> None:
         self.dealer = event.first_dealer
