@@ -15,6 +15,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 from bot import callbacks as cb
 from bot.features.common import alert, private_only_reply, refuse_in_private
 from bot.i18n import tr
+from bot.prefs import Prefs, new_game_prefs, seat_count
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
@@ -23,7 +24,6 @@ from bot.tables import ui_of, ui_patch
 from storage import ActiveGameExists, GameRow, SeatRow, SeatTaken, StatusConflict, repo
 
 log = logging.getLogger(__name__)
-SEATS = 5
 
 
 # --------------------------------------------------------------------------- rendering
@@ -32,9 +32,12 @@ SEATS = 5
 async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
     prefs = await rt.chat_prefs(row.chat_id)
     lang = prefs.language
-    seats: list[str | None] = [None] * SEATS
+    # the chat's game may change while the lobby is open: its seats follow (the people
+    # beyond the new count stay listed, /inizia asks them to leave)
+    size = max([seat_count(prefs.options), *(s.seat + 1 for s in row.seats)])
+    seats: list[str | None] = [None] * size
     for s in row.seats:
-        if 0 <= s.seat < SEATS:
+        if 0 <= s.seat < size:
             seats[s.seat] = s.display_name
     ui = ui_of(row)
     text = texts.lobby_text(lang, prefs, seats, ui.creator, state)
@@ -56,6 +59,11 @@ async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
 
 def deep_link(context: ContextTypes.DEFAULT_TYPE, game_id: int) -> str:
     return f"https://t.me/{context.bot.username}?start=j{game_id}"
+
+
+async def _seats_of(rt: Runtime, row: GameRow) -> int:
+    """Seats of the lobby: those of the game the chat has chosen."""
+    return seat_count((await rt.chat_prefs(row.chat_id)).options)
 
 
 # --------------------------------------------------------------------------- operations
@@ -80,8 +88,9 @@ async def seat_user(rt: Runtime, game_id: int, user: User) -> int:
     )
     await repo.set_private_ok(rt.db, user.id, True)
     seat = SeatRow.human(0, user.id, display_name(user), user.language_code)
+    row = await rt.service.row(game_id)
     try:
-        number = await rt.service.take_seat(game_id, seat, SEATS)
+        number = await rt.service.take_seat(game_id, seat, await _seats_of(rt, row))
     except SeatTaken:
         raise Refused("alert.already_seated") from None
     except StatusConflict:
@@ -128,7 +137,7 @@ async def add_computer(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id
     level = rt.settings.computer_level
     seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
     try:
-        number = await rt.service.take_seat(row.game_id, seat, SEATS)
+        number = await rt.service.take_seat(row.game_id, seat, await _seats_of(rt, row))
     except StatusConflict:
         raise Refused("alert.lobby_closed") from None
     if number is None:
@@ -142,9 +151,12 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         raise Refused("alert.lobby_closed")
     if not await may_manage(context, row, row.chat_id, user_id):
         raise Refused("alert.only_manager")
-    if len(row.seats) < SEATS:
-        raise Refused("alert.need_players", n=SEATS - len(row.seats))
     prefs = await rt.chat_prefs(row.chat_id)  # fixed for the whole match from here on
+    size = seat_count(prefs.options)
+    if len(row.seats) < size:
+        raise Refused("alert.need_players", n=size - len(row.seats))
+    if len(row.seats) > size:
+        raise Refused("alert.too_many_players", n=len(row.seats) - size)
     try:
         new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
     except StatusConflict:
@@ -158,20 +170,35 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
 
 
 async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/nuova`` (the chat's game) or ``/nuova briscola 2``, ``/nuova chiamata 4``…"""
     if await refuse_in_private(update, context):
         return
     rt = rt_of(context)
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     assert chat and user and message
     prefs = await rt.chat_prefs(chat.id)
-    thread = thread_of(message)
+    chosen = new_game_prefs(prefs, context.args or [])
+    if chosen is None:
+        await message.reply_text(tr(prefs.language, "lobby.new_usage"))
+        return
     ui = json.dumps(ui_patch({"creator": display_name(user)}))
     try:
-        game_id = await rt.service.open_lobby(chat.id, thread, user.id, prefs.to_json(), ui)
+        game_id = await rt.service.open_lobby(
+            chat.id, thread_of(message), user.id, chosen.to_json(), ui
+        )
     except ActiveGameExists:
         await message.reply_text(tr(prefs.language, "lobby.exists"))
         return
+    if chosen != prefs:
+        await _choose_game(rt, chat.id, chosen)
     await render_lobby(rt, await rt.service.row(game_id))
+
+
+async def _choose_game(rt: Runtime, chat_id: int, prefs: Prefs) -> Prefs:
+    """``/nuova briscola 2``: the game chosen is the chat's from now on (as if set in
+    /impostazioni), so the lobby, /inizia and the next /nuova agree."""
+    await repo.save_chat_settings(rt.db, chat_id, prefs.language, prefs.to_json())
+    return prefs
 
 
 async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow | None:
