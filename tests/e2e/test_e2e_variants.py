@@ -1,0 +1,197 @@
+"""End-to-end: a whole match of every variant (issue 12) through the fake Bot API.
+
+Chiamata with 4 (il morto) and 6, the a punti auction, plain Briscola for 2, 3 and 4
+(pairs), each opened with ``/nuova <game> <players>`` in a group and played to its final
+message by people pressing the buttons they see, with computers in the other seats. The
+checks are the five-player match's: no hand in the group, no Bot API error, every
+callback answered, and the chat's scoreboard equal to a replay of the stored logs.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.prefs import seat_count, with_value
+from bot.render.texts import card_label
+from bot.service import match_prefs
+from game import Game, View
+from game.events import BriscolaScored, MatchOver
+from storage import repo
+from tests.conftest import make_bot
+from tests.e2e.driver import Table
+from tests.e2e.test_e2e_match import check_clean, group_texts
+
+#: Only a player's own private message may show these (R107, the card drawn).
+PRIVATE_MARKERS = ("Hai pescato", "You drew", "Carte del compagno", "Your partner's cards",
+                   "Punti della coppia", "Your pair's points", "Nomina la carta")
+
+
+def variant_policy(view: View, rng: random.Random) -> str:
+    """Open (or raise a punti calls up to 80), else pass; name the first card or suit
+    offered; random legal cards. Only codes of ``view.legal``: the core's."""
+    legal = list(view.legal)
+    if view.phase == "auction":
+        points = [c for c in legal if c.startswith("n")]
+        if points and int(points[0][1:]) <= 80:
+            return points[min(len(points) - 1, rng.randrange(3))]
+        if view.current_bid is None and "rR" in legal:
+            return "rR"
+        return "P"
+    if view.phase == "declaration":
+        return legal[rng.randrange(len(legal))]
+    return rng.choice(legal)
+
+
+async def open_variant(
+    tg: Any, bot: Any, new: str, humans: int, *, options: dict[str, str]
+) -> Table:
+    """``/nuova <new>`` in a group of ``humans`` people, who join by button; computers
+    fill the other seats; ``options`` (short matches) are saved as the chat's first."""
+    users = [tg.add_user(f"P{i} <{new}>", language_code="it") for i in range(humans)]
+    group = tg.add_group(f"Tavolo {new}", users, admins=[users[0]])
+    for user in users:
+        await user.start_bot()
+    prefs = await bot.rt.chat_prefs(group.id)
+    for key, value in options.items():
+        prefs = with_value(prefs, key, value)
+    await repo.save_chat_settings(bot.rt.db, group.id, prefs.language, prefs.to_json())
+    await users[0].send(group, f"/nuova {new}")
+    lobby = await tg.wait_for_message(group, "nuova partita")
+    gid = next(int(b.callback_data.split(":")[1]) for b in lobby.buttons
+               if (b.callback_data or "").endswith(":join"))
+    table = Table(tg, bot, group, users)
+    table.game_id = gid
+    for user in users:
+        answer = await (await user.press(lobby, f"l:{gid}:join")).wait(10)
+        assert not answer.show_alert, answer.text
+    size = seat_count((await bot.rt.chat_prefs(group.id)).options)
+    for _ in range(size - humans):
+        answer = await (await users[0].press(lobby, f"l:{gid}:cpu")).wait(10)
+        assert not answer.show_alert, answer.text
+    await tg.wait_until(lambda: f"\n{size}. P" in tg.message(group, lobby.message_id).content
+                        or f"\n{size}. 🤖" in tg.message(group, lobby.message_id).content)
+    assert f"\n{size + 1}. " not in tg.message(group, lobby.message_id).content
+    await users[0].send(group, "/inizia")
+    await tg.wait_for_message(group, "Smazzata 1")
+    return table
+
+
+async def finish(tg: Any, bot: Any, table: Table) -> tuple[Any, Game, Game]:
+    """Play to the end; check the chats; return the row, the game and its replay."""
+    await table.play(variant_policy)
+    row, game = await table.state()
+    assert row.status == "finished" and game.is_over()
+    await tg.wait_for_message(table.group, "Partita finita")
+    await bot.rt.outbox.drain()
+    await check_clean(tg, table)
+    for text in group_texts(tg, table.group):
+        for marker in PRIVATE_MARKERS:
+            assert marker not in text, text
+    actions = await repo.load_actions(bot.rt.db, row.game_id)
+    replay = Game.replay(match_prefs(row).options, row.seed,
+                         [(a.seat, a.code) for a in actions])
+    assert replay.to_json() == game.to_json()
+    return row, game, replay
+
+
+async def check_chiamata_board(bot: Any, table: Table, row: Any, replay: Game) -> None:
+    """The chat's chiamata board holds exactly the replayed totals of the people."""
+    board = {r.user_id: r.total for r in await repo.leaderboard(bot.rt.db, table.group.id)}
+    people = {s.user_id: s.seat for s in row.seats if s.user_id is not None}
+    assert board == {u: replay.totals[s] for u, s in people.items()}
+
+
+async def check_briscola_board(bot: Any, table: Table, row: Any, replay: Game) -> None:
+    """Plain Briscola's standings equal the smazzate and match won in the replay."""
+    expected: dict[str, list[int]] = {}
+    for ev in replay.history:
+        sides = None
+        if isinstance(ev, BriscolaScored):
+            sides, won, column = ev.sides, {ev.winner}, 0
+        elif isinstance(ev, MatchOver):
+            sides = replay.rules.sides
+            won, column = {i for i, s in enumerate(sides) if s[0] in ev.winners}, 2
+        if sides is None:
+            continue
+        for index, side in enumerate(sides):
+            ids = sorted(s.user_id for s in row.seats if s.seat in side and s.user_id)
+            if ids:
+                line = expected.setdefault("+".join(map(str, ids)), [0, 0, 0, 0])
+                line[column] += 1
+                line[column + 1] += int(index in won)
+    rows = await repo.briscola_leaderboard(bot.rt.db, table.group.id)
+    got = {r.side_key: [r.smazzate, r.smazzate_won, r.matches, r.matches_won] for r in rows}
+    assert got == expected and all(r.players == replay.n for r in rows)
+
+
+async def test_chiamata_four_with_il_morto(tg: Any, tmp_path: Path) -> None:
+    bot = await make_bot(tg, tmp_path / "bot.db", computer_delay_seconds=0.02).start()
+    try:
+        table = await open_variant(tg, bot, "chiamata 4", 3, options={"match_end": "hands:1"})
+        row, game, replay = await finish(tg, bot, table)
+        assert game.n == 5 and game.morto is not None and row.seat(game.morto) is None
+        texts = "\n".join(group_texts(tg, table.group))
+        assert "💀 il morto" in texts
+        # il morto's plays (R90) were shown on the table as plays of its own seat
+        style = match_prefs(row).options.deck_style.value
+        shown = [c for c in replay.played_by[game.morto]
+                 if f"💀 il morto: {card_label(style, c)}" in texts]
+        print(f"\nil morto's cards seen on the table: {len(shown)} of 8")
+        assert shown
+        await check_chiamata_board(bot, table, row, replay)
+        # R92: the people's changes need not add up to zero (il morto's share is dropped)
+        assert replay.last_score is not None and replay.last_score.deltas[game.morto] == 0
+        await list(table.users.values())[1].send(table.group, "/classifica")
+        await tg.wait_for_message(table.group, "Classifica")
+    finally:
+        await bot.stop()
+
+
+@pytest.mark.parametrize(("new", "humans"), [("chiamata 6", 2), ("a punti", 2)])
+async def test_chiamata_six_and_a_punti(tg: Any, tmp_path: Path, new: str, humans: int) -> None:
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        table = await open_variant(tg, bot, new, humans, options={"match_end": "hands:1"})
+        row, game, replay = await finish(tg, bot, table)
+        await check_chiamata_board(bot, table, row, replay)
+        if new == "a punti":
+            assert replay.last_score is not None and replay.last_score.contract == "punti"
+            actions = await repo.load_actions(bot.rt.db, row.game_id)
+            by_people = [a.code for a in actions if a.actor == "human"]
+            # people called points through the group's picker (R44)
+            assert any(code.startswith("n") for code in by_people), by_people
+            print(f"\na punti, the people's actions: {by_people[:12]}")
+        else:
+            assert game.n == 6 and sum(replay.totals) == 0
+    finally:
+        await bot.stop()
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+async def test_plain_briscola(tg: Any, tmp_path: Path, players: int) -> None:
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        humans = 2
+        table = await open_variant(tg, bot, f"briscola {players}", humans,
+                                   options={"briscola_match": "rounds:1"})
+        row, game, replay = await finish(tg, bot, table)
+        assert game.n == players
+        texts = "\n".join(group_texts(tg, table.group))
+        assert "scoperta sotto il mazzo" in texts and "Mazzo: " in texts
+        assert "Tutti hanno pescato" in texts
+        assert "1 smazzata, vince chi ne vince di più" in texts  # the match format, R110
+        privately = "\n".join(t for u in table.users.values() for t in group_texts(tg, u))
+        assert "Hai pescato" in privately
+        if players == 4:
+            assert "Coppie:" in texts
+            assert "Carte del compagno" in privately  # R107, in private only
+        await check_briscola_board(bot, table, row, replay)
+        assert not await repo.leaderboard(bot.rt.db, table.group.id)  # no chiamata points
+        await list(table.users.values())[0].send(table.group, "/classifica briscola")
+        await tg.wait_for_message(table.group, "Classifica della Briscola")
+    finally:
+        await bot.stop()
