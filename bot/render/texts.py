@@ -192,7 +192,7 @@ def lobby_text(
 def _trick_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
     lines: list[str] = []
     if view.current_trick:
-        lines.append(tr(lang, "table.trick", n=view.trick_no + 1))
+        lines.append(tr(lang, "table.trick", n=view.trick_no + 1, of=_tricks_total(view)))
         for seat, card in view.current_trick:
             lines.append(f"  {_name(names, seat)}: {card_label(style, card)}")
     elif view.tricks:
@@ -284,7 +284,7 @@ def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> s
         lines.append(
             tr(
                 lang,
-                "table.declaring",
+                "table.declaring_card" if view.contract == "punti" else "table.declaring",
                 name=_name(names, view.chiamante),
                 contract=contract_text(lang, style, view),
             )
@@ -329,12 +329,21 @@ def _briscola_lines(lang: str, style: str, view: View, names: Sequence[str]) -> 
     return lines
 
 
+def _deck_size(view: View) -> int:
+    return sum(view.hand_sizes) + view.stock_count + sum(len(p) for p in view.played)
+
+
+def _tricks_total(view: View) -> int:
+    """Tricks in a smazzata: 8 with 5 seats (il morto's included), 6 with six (R94),
+    20, 13 and 10 in plain Briscola for 2, 3 and 4."""
+    return _deck_size(view) // view.players
+
+
 def _just_drew(view: View) -> bool:
     """Plain Briscola: everyone drew a card after the last trick (R105)."""
     if not view.tricks:
         return False
-    deck = sum(view.hand_sizes) + view.stock_count + sum(len(p) for p in view.played)
-    draw_rounds = (deck - 3 * view.players) // view.players
+    draw_rounds = (_deck_size(view) - 3 * view.players) // view.players
     return view.tricks[-1].trick < draw_rounds
 
 
