@@ -165,6 +165,9 @@ async def test_chiamata_six_and_a_punti(tg: Any, tmp_path: Path, new: str, human
             # people called points through the group's picker (R44)
             assert any(code.startswith("n") for code in by_people), by_people
             print(f"\na punti, the people's actions: {by_people[:12]}")
+            buttons = [b.callback_data or "" for m in tg.chat_messages(
+                table.group, from_bot=True, include_deleted=True) for b in m.buttons]
+            assert not [d for d in buttons if d.startswith("a:") and d.split(":")[3][0] in "rto"]
         else:
             assert game.n == 6 and sum(replay.totals) == 0
     finally:
@@ -191,7 +194,48 @@ async def test_plain_briscola(tg: Any, tmp_path: Path, players: int) -> None:
             assert "Carte del compagno" in privately  # R107, in private only
         await check_briscola_board(bot, table, row, replay)
         assert not await repo.leaderboard(bot.rt.db, table.group.id)  # no chiamata points
-        await list(table.users.values())[0].send(table.group, "/classifica briscola")
+        await next(iter(table.users.values())).send(table.group, "/classifica briscola")
         await tg.wait_for_message(table.group, "Classifica della Briscola")
+    finally:
+        await bot.stop()
+
+
+async def test_lobby_follows_the_game_chosen(tg: Any, tmp_path: Path) -> None:
+    """A group of two: /nuova with words it does not know explains the forms; the
+    settings menu turns the open chiamata lobby into Briscola for 2, whose seat list,
+    /inizia and table follow; a third person is refused (table full)."""
+    from tests.e2e.test_e2e_match import set_options
+
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        anna, beppe, carla = (tg.add_user(n, language_code="it") for n in ("Anna", "Beppe",
+                                                                             "Carla"))
+        group = tg.add_group("Noi due", [anna, beppe, carla], admins=[anna])
+        for user in (anna, beppe, carla):
+            await user.start_bot()
+        await anna.send(group, "/nuova poker 7")
+        await tg.wait_for_message(group, "/nuova briscola 2")
+        await anna.send(group, "/nuova")
+        lobby = await tg.wait_for_message(group, "Briscola chiamata a 5")
+        assert "\n5. —" in lobby.content
+        table = Table(tg, bot, group, [anna, beppe])
+        table.game_id = next(int(b.callback_data.split(":")[1]) for b in lobby.buttons
+                             if (b.callback_data or "").endswith(":join"))
+        await set_options(table, anna, {"game": "briscola"})
+        await tg.wait_until(lambda: "Briscola a 2" in tg.message(group, lobby.message_id).content)
+        content = tg.message(group, lobby.message_id).content
+        assert "\n2. —" in content and "\n3. " not in content
+        gid = table.game_id
+        for user in (anna, beppe):
+            answer = await (await user.press(lobby, f"l:{gid}:join")).wait(10)
+            assert not answer.show_alert, answer.text
+        answer = await (await carla.press(lobby, f"l:{gid}:join")).wait(10)
+        assert answer.show_alert  # the table of two is full
+        await anna.send(group, "/inizia")
+        await tg.wait_for_message(group, "Smazzata 1")
+        row, game = await table.state()
+        assert game.n == 2 and {s.user_id for s in row.seats} == {anna.id, beppe.id}
+        await bot.rt.outbox.drain()
+        assert not tg.errors and not tg.unanswered_callbacks()
     finally:
         await bot.stop()
