@@ -96,6 +96,10 @@ from game.view import View, build_view
 
 _DUE = int(Rank.DUE)
 _new_tuple = tuple.__new__  # builds a NamedTuple event without its Python-level __new__
+#: Calls that put the auction "at points" (R21, R44): the next call must name more.
+_AT_POINTS = frozenset({BidTwo, BidObbligato, BidPoints})
+#: Every call of the auction (R20, R44): pass and the bids.
+_CALLS = frozenset({Pass, BidRank, BidTwo, BidObbligato, BidCarichi, BidPoints})
 
 
 class Phase(StrEnum):
@@ -282,7 +286,7 @@ class Game:
         if self._phase is not _AUCTION:
             return None
         bid = self.current_bid
-        low = bid.points + 1 if isinstance(bid, BidTwo | BidObbligato | BidPoints) else MIN_POINTS
+        low = bid.points + 1 if type(bid) in _AT_POINTS else MIN_POINTS  # type: ignore[union-attr]
         return low if low <= MAX_POINTS else None
 
     def public_calls(self) -> list[Action]:
@@ -301,17 +305,17 @@ class Game:
             result.append(CARICHI)
         return result
 
-    def _callable_ranks(self) -> list[Action]:
+    def _callable_ranks(self) -> tuple[Action, ...]:
         """Rank calls below the current call, before R30 (empty once at "2 a N", and
         always under a punti, R44)."""
         bid = self.current_bid
         if self.options.a_punti:
             return []
         if bid is None:
-            return list(self._ranks_below[0])
+            return self._ranks_below[0]
         if type(bid) is BidRank and not self.options.a_punti:
-            return list(self._ranks_below[int(bid.rank) + 1])
-        return []
+            return self._ranks_below[int(bid.rank) + 1]
+        return ()
 
     def _obbligato_of(self, seat: int) -> dict[int, list[int]]:
         """R34 for ``seat``'s hand, computed once a deal: hands do not change before
@@ -334,9 +338,12 @@ class Game:
         elif seat == self.turn:
             result.append(PASS)
             in_mano = self.options.in_mano
-            for action in self._callable_ranks():
-                if in_mano or self._may_call_rank(seat, int(cast(BidRank, action).rank)):
-                    result.append(action)
+            if in_mano:
+                result.extend(self._callable_ranks())
+            else:
+                for action in self._callable_ranks():
+                    if self._may_call_rank(seat, int(cast(BidRank, action).rank)):
+                        result.append(action)
             low = self.min_call_points()
             if low is not None:
                 if in_mano or self._may_call_rank(seat, _DUE):
@@ -412,7 +419,7 @@ class Game:
             if any(CARD_POINTS[c] for c in self.hands[seat]):
                 return "monte_hand_has_points"
             return None
-        if isinstance(action, Pass | BidRank | BidTwo | BidObbligato | BidCarichi | BidPoints):
+        if type(action) in _CALLS:
             if phase is not _AUCTION:
                 return "wrong_phase"
             if self.passed[seat]:
@@ -582,17 +589,16 @@ class Game:
 
     def _pass(self, seat: int) -> None:
         self._emit(Passed(seat))
-        active = [s for s in range(self.n) if not self.passed[s]]
+        active = self.passed.count(False)
         if not active:
-            self._void("all_passed")
-        elif self.bidder is not None and active == [self.bidder]:
-            self._win_auction()
+            self._void("all_passed")  # R32 (R89: il morto has passed already)
+        elif active == 1 and self.bidder is not None and not self.passed[self.bidder]:
+            self._win_auction()  # R31
 
     def _bid(self, seat: int, action: Action) -> None:
         self._emit(BidMade(seat, action.code))
-        if isinstance(action, BidCarichi) or all(
-            self.passed[s] for s in range(self.n) if s != seat
-        ):
+        # R40, R31: the bidder is the only seat that has not passed
+        if type(action) is BidCarichi or self.passed.count(False) == 1:
             self._win_auction()
 
     def _win_auction(self) -> None:
@@ -638,9 +644,8 @@ class Game:
         winner_index = trick_winner_index(self.trick, self.trump)
         winner = (self.leader + winner_index) % self.n
         cards = tuple(self.trick)
-        self._emit(
-            TrickWon(self.trick_no, winner, self.leader, cards, sum(CARD_POINTS[c] for c in cards))
-        )
+        points = sum(map(CARD_POINTS.__getitem__, cards))
+        self._emit(TrickWon(self.trick_no, winner, self.leader, cards, points))
         if self.stock:
             # R105, R120: the winner draws first, then the others in turn order.
             n = self.n
