@@ -310,7 +310,7 @@ class Game:
         always under a punti, R44)."""
         bid = self.current_bid
         if self.options.a_punti:
-            return []
+            return ()
         if bid is None:
             return self._ranks_below[0]
         if type(bid) is BidRank and not self.options.a_punti:
