@@ -50,11 +50,6 @@ class MenuOption:
 
 _BOOL = ("on", "off")
 MENU: tuple[MenuOption, ...] = (
-    MenuOption("game", ("chiamata", "briscola")),
-    MenuOption("players", ("5", "4", "6", "2", "3")),
-    MenuOption("a_punti", _BOOL),
-    MenuOption("briscola_match", ("wins:2", "wins:1", "wins:3", "rounds:1", "rounds:3",
-                                  "rounds:5")),
     MenuOption("chiamata_obbligata", _BOOL),
     MenuOption("a_carichi", _BOOL),
     MenuOption("al_buio", _BOOL),
@@ -73,6 +68,18 @@ MENU: tuple[MenuOption, ...] = (
     MenuOption("direction", ("antiorario", "orario")),
     MenuOption("turn_timeout", ("90", "60", "30", "180", "300", "0")),
     MenuOption("language", ("it", "en")),
+    # issue 12, after the older lines so that their indexes (in callback data) keep
+    # their meaning; shown first (MENU_ORDER)
+    MenuOption("game", ("chiamata", "briscola")),
+    MenuOption("players", ("5", "4", "6", "2", "3")),
+    MenuOption("a_punti", _BOOL),
+    MenuOption("briscola_match", ("wins:2", "wins:1", "wins:3", "rounds:1", "rounds:3",
+                                  "rounds:5")),
+)
+#: The order the menu shows its lines in: the game and table size first.
+_SHOWN_FIRST = ("game", "players", "a_punti", "briscola_match")
+MENU_ORDER: tuple[int, ...] = tuple(
+    sorted(range(len(MENU)), key=lambda i: (MENU[i].key not in _SHOWN_FIRST, i))
 )
 
 

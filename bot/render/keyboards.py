@@ -14,8 +14,8 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import callbacks as cb
 from bot.i18n import tr
-from bot.prefs import MENU, Prefs, applies, current_value
-from bot.render.texts import bid_text, card_label, rank_name, suit_name
+from bot.prefs import MENU, MENU_ORDER, Prefs, applies, current_value
+from bot.render.texts import bid_text, briscola_match_text, card_label, rank_name, suit_name
 from game import View
 from game.actions import MAX_POINTS
 from game.cards import card_code, parse_card
@@ -202,13 +202,16 @@ def _card_naming(game_id: int, view: View) -> InlineKeyboardMarkup | None:
 
 def settings_keyboard(lang: str, prefs: Prefs) -> InlineKeyboardMarkup | None:
     rows = []
-    for index, option in enumerate(MENU):
+    for index in MENU_ORDER:
+        option = MENU[index]
         if not applies(prefs, option.key):
             continue
         value = current_value(prefs, option.key)
         shown = tr(lang, f"val.{value}") if value in ("on", "off") else value
         if option.key == "turn_timeout":
             shown = tr(lang, "opt.timeout_off") if value == "0" else f"{value}s"
+        elif option.key == "briscola_match":
+            shown = briscola_match_text(lang, prefs.options)
         label = f"{tr(lang, 'set.' + option.key)}: {shown}"
         rows.append([_btn(label, cb.settings("c", str(index)))])
     rows.append([_btn(tr(lang, "btn.close"), cb.settings("x"))])
