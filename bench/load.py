@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import random
 import sys
 import tempfile
@@ -39,7 +40,8 @@ from typing import Any
 from bench.sim import BotProcess, SimTable, World, open_reader, simple_policy
 from game import Game, TableOptions, parse_action
 from sandbox.fakeapi import FakeTelegram, PendingUpdate
-from storage import Database
+from storage import Database, is_postgres_url, repo
+from storage.postgres import create_database, drop_database
 
 KINDS = ("message", "callback_query")
 
@@ -97,11 +99,10 @@ def percentile(values: list[float], q: float) -> float:
 
 async def db_size_and_smazzate(db: Database) -> tuple[int, int, int]:
     """(bytes, scored smazzate, actions) of the bot's database."""
-    pages = int(await db.fetchval("PRAGMA page_count"))
-    size = int(await db.fetchval("PRAGMA page_size"))
+    size = await repo.database_size(db)
     smazzate = int(await db.fetchval("SELECT COUNT(*) FROM smazzata_results"))
     actions = int(await db.fetchval("SELECT COUNT(*) FROM actions"))
-    return pages * size, smazzate, actions
+    return size, smazzate, actions
 
 
 def actions_per_smazzata(seed: int, deals: int = 300) -> float:
@@ -126,14 +127,17 @@ def window(updates: list[PendingUpdate], t0: float, t1: float) -> list[PendingUp
     return [u for u in updates if t0 <= u.created_at < t1 and u.kind in KINDS]
 
 
-async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figures:
+async def run_bot(
+    args: argparse.Namespace, tables: int, workdir: Path, database_url: str | None = None
+) -> Figures:
     figures = Figures(tables)
     flood: Any = not args.no_flood
     async with FakeTelegram(flood=flood) as tg, FakeTelegram(flood=flood) as side_tg:
         tg.world.keep_update_log = True
-        bot = BotProcess(tg, workdir, name=f"bot{tables}", env={"LOG_LEVEL": args.log_level})
+        bot = BotProcess(tg, workdir, name=f"bot{tables}", env={"LOG_LEVEL": args.log_level},
+                         database_url=database_url)
         await bot.start()
-        reader = await open_reader(bot.db_path)
+        reader = await open_reader(bot.database_url)
         side: EchoBot | None = None
         side_clicks: asyncio.Task[tuple[float, float]] | None = None
         try:
@@ -450,6 +454,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-flood", action="store_true",
                         help="the fake server does not enforce Telegram's flood limits")
     parser.add_argument("--log-level", default="INFO", help="LOG_LEVEL of the bot")
+    parser.add_argument("--database", default=None, metavar="URL",
+                        help="the bot's database: default, a new SQLite file per run; "
+                        "postgresql://… : a new database per run on that server (created "
+                        "through this URL, so CREATEDB is needed; dropped afterwards)")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where databases and logs go (default: a temporary directory)")
     return parser.parse_args(argv)
@@ -462,7 +470,16 @@ async def main_async(args: argparse.Namespace) -> None:
         for tables in args.tables:
             print(f"== {tables} tables: set-up, {args.warmup:.0f} s warm-up, "
                   f"{args.seconds:.0f} s measured, then the echo bot ...", file=sys.stderr)
-            results.append(await run_bot(args, tables, workdir))
+            database_url = args.database
+            if args.database and is_postgres_url(args.database):  # a new database per run
+                database_url = await create_database(
+                    args.database, f"bench_load_{tables}_{os.getpid()}"
+                )
+            try:
+                results.append(await run_bot(args, tables, workdir, database_url))
+            finally:
+                if database_url and database_url != args.database:
+                    await drop_database(database_url)
             print(report(results[-1:], args), file=sys.stderr)
             for line in results[-1].slowest:
                 print("  slow: " + line, file=sys.stderr)

@@ -32,6 +32,7 @@ BOT_ENV = (
     "BOT_TOKEN", "TELEGRAM_BASE_URL", "TELEGRAM_BASE_FILE_URL", "DATABASE_URL",
     "DEFAULT_LANGUAGE", "TURN_TIMEOUT_SECONDS", "LOG_LEVEL", "ADMIN_CHAT_ID",
     "COMPUTER_LEVEL", "COMPUTER_DELAY_SECONDS", "GROUP_MESSAGES_PER_MINUTE",
+    "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_LISTEN", "WEBHOOK_PORT",
 )  # fmt: skip
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -58,16 +59,22 @@ class BotProcess:
         workdir: Path,
         *,
         db_path: Path | None = None,
+        database_url: str | None = None,
         module: str = "bot",
         env: dict[str, str] | None = None,
         name: str = "bot",
+        command: list[str] | None = None,
     ) -> None:
         self.tg = tg
         self.workdir = workdir
         self.db_path = db_path or workdir / f"{name}.db"
+        #: DATABASE_URL of the bot: ``database_url`` if given, else the SQLite ``db_path``
+        self.database_url = database_url or f"sqlite:///{self.db_path.resolve()}"
         self.module = module
         self.extra_env = dict(env or {})
         self.name = name
+        #: what to run instead of ``python -m <module>`` (e.g. an installed console script)
+        self.command = command
         self.log_path = workdir / f"{name}.log"
         self.proc: asyncio.subprocess.Process | None = None
         self.starts = 0
@@ -80,7 +87,7 @@ class BotProcess:
                 "BOT_TOKEN": self.tg.token,
                 "TELEGRAM_BASE_URL": self.tg.base_url,
                 "TELEGRAM_BASE_FILE_URL": self.tg.base_file_url,
-                "DATABASE_URL": f"sqlite:///{self.db_path.resolve()}",
+                "DATABASE_URL": self.database_url,
                 "TURN_TIMEOUT_SECONDS": "0",
                 "COMPUTER_LEVEL": "facile",
                 "COMPUTER_DELAY_SECONDS": "0",
@@ -105,8 +112,9 @@ class BotProcess:
         return self.proc is not None and self.proc.returncode is None
 
     async def start(self, timeout: float = 30.0) -> None:
-        """Spawn the process and wait for its first getUpdates (start-up done: settings
-        read, database opened and migrated, running games resumed)."""
+        """Spawn the process and wait for its first getUpdates, or its setWebhook in
+        webhook mode (start-up done: settings read, database opened and migrated, running
+        games resumed)."""
         assert not self.running, "already running"
         self.workdir.mkdir(parents=True, exist_ok=True)
         first_new = len(self.tg.calls)
@@ -116,7 +124,7 @@ class BotProcess:
         self._log.write(f"\n===== start {self.starts} =====\n".encode())
         self._log.flush()
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", self.module,
+            *(self.command or (sys.executable, "-m", self.module)),
             cwd=self.workdir, env=self.environment(),
             stdin=asyncio.subprocess.DEVNULL, stdout=self._log, stderr=self._log,
             preexec_fn=_die_with_parent,
@@ -127,7 +135,10 @@ class BotProcess:
             if proc.returncode is not None:
                 raise BotDied(f"{self.name} exited with {proc.returncode}:\n{self.log_tail()}")
             calls = self.tg.calls
-            return any(c.method == "getUpdates" for c in calls[first_new:])
+            return any(
+                c.method == "getUpdates" or (c.method == "setWebhook" and c.ok)
+                for c in calls[first_new:]
+            )
 
         try:
             await self.tg.wait_until(polling, timeout, what=f"{self.name} to start polling")
@@ -205,8 +216,9 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-async def open_reader(db_path: Path) -> Database:
-    """A second connection to the bot's database, for reading through the storage API."""
+async def open_reader(db_path: Path | str) -> Database:
+    """A second connection to the bot's database (a file or a URL), for reading through
+    the storage API."""
     return await Database.open(db_path, migrate=False, check_writable=False)
 
 

@@ -1,11 +1,30 @@
-"""``python -m bot``: read the settings and run with long polling."""
+"""``python -m bot`` (or the ``briscola-bot`` command): read the settings and run, with long
+polling or, when ``WEBHOOK_URL`` is set, PTB's webhook server. SIGTERM/SIGINT stop it
+within :data:`STOP_SECONDS` whatever the network does."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import signal
 import sys
+import threading
+from typing import Any
+from urllib.parse import urlsplit
 
-from bot.config import ConfigError, load_settings
+from bot.config import ConfigError, Settings, load_settings
+
+log = logging.getLogger("bot")
+
+#: Longest graceful stop after SIGTERM/SIGINT. Container managers send SIGKILL after a
+#: grace period (Docker: 10 s), so the bot must be gone before that.
+STOP_SECONDS = 8.0
+#: Exit status when the graceful stop was cut short by :class:`StopGuard`.
+FORCED_EXIT = 3
+#: Of STOP_SECONDS, what the last steps after the outbox's drain get (confirming what was
+#: delivered, closing the HTTP client and the database).
+CLOSE_SECONDS = 2.5
 
 
 def main() -> int:
@@ -19,7 +38,7 @@ def main() -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    from telegram import Update
+    logging.getLogger("tornado.access").setLevel(logging.WARNING)
 
     from bot.app import build_application
 
@@ -28,12 +47,93 @@ def main() -> int:
     # can wait that long behind the loop, holding the connection a press may need.
     sys.setswitchinterval(0.001)
     app = build_application(settings)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # PTB's run_* use the current loop
+    guard = StopGuard(STOP_SECONDS, app.bot_data)
+    guard.install(loop)
     try:
-        app.run_polling(allowed_updates=Update.ALL_TYPES)
+        run(app, settings)
     except Exception as exc:  # e.g. a database that cannot be opened
-        logging.getLogger("bot").critical("cannot run the bot: %s", exc)
+        log.critical("cannot run the bot: %s", exc)
         return 1
+    finally:
+        guard.cancel()
     return 0
+
+
+def run(app: Any, settings: Settings) -> None:
+    """Long polling, or the webhook server when ``WEBHOOK_URL`` is set. The stop signals
+    are :class:`StopGuard`'s, not PTB's."""
+    from telegram import Update
+
+    if settings.webhook_url is None:
+        app.run_polling(allowed_updates=Update.ALL_TYPES, stop_signals=None)
+        return
+    assert settings.webhook_secret is not None  # (the settings require it)
+    log.info("webhook mode: listening on %s:%d", settings.webhook_listen, settings.webhook_port)
+    app.run_webhook(
+        listen=settings.webhook_listen,
+        port=settings.webhook_port,
+        url_path=urlsplit(settings.webhook_url).path.lstrip("/"),
+        webhook_url=settings.webhook_url,
+        # PTB's server answers 403 to a request without this X-Telegram-Bot-Api-Secret-Token
+        secret_token=settings.webhook_secret.get_secret_value(),
+        allowed_updates=Update.ALL_TYPES,
+        stop_signals=None,
+    )
+
+
+class StopGuard:
+    """SIGTERM and SIGINT start PTB's graceful stop, bounded in time.
+
+    The first signal raises ``SystemExit`` in the event loop, as PTB's own handler does, and
+    arms a timer; later signals are only logged (another ``SystemExit`` would cut the stop
+    short before the database is closed) and leaves the outbox's drain what is left of
+    ``seconds`` but :data:`CLOSE_SECONDS`; during start-up it cancels the start-up (opening
+    the database, command menus, resuming the games). If the stop still runs after ``seconds`` — the
+    Bot API unreachable, requests hanging — the process exits at once. That loses no move:
+    each is committed in its own transaction before it is acknowledged, as the SIGKILL
+    chaos test checks; only edits not yet delivered are left, and a restart redraws them.
+    """
+
+    def __init__(self, seconds: float, bot_data: dict[str, Any]) -> None:
+        self.seconds = seconds
+        self.bot_data = bot_data
+        self._timer: threading.Timer | None = None
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_signal, sig, loop)
+
+    def _on_signal(self, sig: int, loop: asyncio.AbstractEventLoop) -> None:
+        from bot.app import STARTING, STOP_BY
+
+        name = signal.Signals(sig).name
+        if self._timer is not None:
+            log.info("%s: already stopping", name)
+            return
+        log.info("%s: stopping (at most %.0f s)", name, self.seconds)
+        self._timer = threading.Timer(self.seconds, self._expired)
+        self._timer.daemon = True
+        self._timer.start()
+        self.bot_data[STOP_BY] = loop.time() + self.seconds - CLOSE_SECONDS
+        starting: asyncio.Task[None] | None = self.bot_data.get(STARTING)
+        if starting is not None:  # PTB goes on to its shutdown: no start-up behind it
+            starting.cancel()
+        raise SystemExit
+
+    def _expired(self) -> None:
+        log.critical(
+            "the graceful stop took more than %.0f s: exiting now (stored moves are "
+            "committed; a restart redraws what was not delivered)", self.seconds,
+        )
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        os._exit(FORCED_EXIT)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 if __name__ == "__main__":

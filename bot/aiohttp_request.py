@@ -31,6 +31,22 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+#: Methods that PTB builds with another method's shared parameters (its ``_send_message``
+#: adds ``parse_mode`` and friends, filled from ``Defaults``): only their own are sent.
+OWN_PARAMETERS = {
+    "editMessageReplyMarkup": frozenset(
+        {"chat_id", "message_id", "inline_message_id", "reply_markup", "business_connection_id"}
+    ),
+}
+
+
+def own_parameters(url: str, params: dict[str, str]) -> dict[str, str]:
+    """The parameters the method of ``url`` takes (Bot API), the others dropped."""
+    allowed = OWN_PARAMETERS.get(url.rsplit("/", 1)[-1])
+    if allowed is None:
+        return params
+    return {key: value for key, value in params.items() if key in allowed}
+
 
 def _resolve(value: ODVInput[float], default: float | None) -> float | None:
     return default if isinstance(value, DefaultValue) else value
@@ -107,7 +123,8 @@ class AiohttpRequest(BaseRequest):
                 write = _resolve(write_timeout, self._media_write_timeout)
                 total = _plus(write, read)
             else:
-                data = request_data.json_parameters  # sent url-encoded, as HTTPXRequest does
+                # sent url-encoded, as HTTPXRequest does
+                data = own_parameters(url, request_data.json_parameters)
         timeout = aiohttp.ClientTimeout(
             total=total, connect=_plus(pool, connect), sock_connect=connect, sock_read=read
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import logging
@@ -35,8 +36,10 @@ from bot.features import (
     rules,
     scoreboard,
     settings,
+    stats,
 )
 from bot.features.help import command_list
+from bot.health import HEARTBEAT_SECONDS, heartbeat
 from bot.i18n import LANGUAGES, tr
 from bot.outbox import Outbox, PacedRateLimiter
 from bot.runtime import Runtime, rt_of
@@ -46,10 +49,6 @@ from bot.updates import PerChatUpdateProcessor
 from storage import Database, StorageUnavailable, repo
 
 log = logging.getLogger(__name__)
-
-#: Messages (sends and edits) per second for the whole bot.
-OVERALL_MESSAGES_PER_SECOND = 27
-
 
 def build_application(
     config: Settings,
@@ -63,10 +62,10 @@ def build_application(
         .token(config.bot_token.get_secret_value())
         .defaults(Defaults(parse_mode=ParseMode.HTML))
         .rate_limiter(rate_limiter or PacedRateLimiter(
-            # 10% under Telegram's ~30 messages/s, as the group budget (18 of 20 a minute):
-            # at the exact limit our clock and Telegram's drift apart and a 429 pauses
-            # every call of the bot, callback answers included, for a second
-            overall_max_rate=OVERALL_MESSAGES_PER_SECOND, max_retries=3,
+            # the overall rate (TELEGRAM_MESSAGES_PER_SECOND, 10% under Telegram's ~30/s)
+            # is the outbox's: messages only, by priority; a first-come limiter here too
+            # would queue the callback answers (not messages) behind the edits
+            overall_max_rate=0, max_retries=3,
         ))
         .concurrent_updates(PerChatUpdateProcessor())
         # aiohttp instead of PTB's httpx: ~1 ms less CPU per call (bot/aiohttp_request.py)
@@ -84,7 +83,8 @@ def build_application(
     app.bot_data["config"] = config
     app.bot_data["outbox_rates"] = outbox_rates or {}
     common.register(app)
-    for feature in (lobby, auction, play, scoreboard, settings, rules, help, migration):
+    for feature in (lobby, auction, play, scoreboard, stats, settings, rules, help,
+                    migration):
         feature.register(app)
     app.add_handler(ChatMemberHandler(_on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     play.register_fallback(app)
@@ -92,12 +92,26 @@ def build_application(
     return app
 
 
+#: ``bot_data`` key: the task running ``_post_init`` while it runs (a stop signal during
+#: start-up cancels it: ``bot.__main__.StopGuard``).
+STARTING = "starting"
+
+
 async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
+    app.bot_data[STARTING] = asyncio.current_task()
+    try:
+        await _start(app)
+    finally:
+        app.bot_data.pop(STARTING, None)
+
+
+async def _start(app: Application) -> None:  # type: ignore[type-arg]
     config: Settings = app.bot_data["config"]
     db = await Database.open(config.database_url)
     service = GameService(db)
     rates: dict[str, float] = {
         "group_per_minute": float(config.group_messages_per_minute),
+        "messages_per_second": config.telegram_messages_per_second,
         **app.bot_data["outbox_rates"],
     }
     lazy = rates.pop("private_lazy_seconds", None)
@@ -114,6 +128,11 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
     app.bot_data["rt"] = rt
     await _set_commands(app)
     await tables.resume_all()
+    if config.health_file and app.job_queue is not None:
+        app.job_queue.run_repeating(
+            heartbeat, HEARTBEAT_SECONDS, first=1.0, data=config.health_file,
+            name="heartbeat",
+        )  # fmt: skip
 
 
 #: Seconds a graceful stop waits for the pending edits.
@@ -127,8 +146,20 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
     if rt is None:
         return
     await rt.tables.close()
-    await rt.outbox.drain(DRAIN_SECONDS)
+    await rt.outbox.drain(_drain_budget(app))
     await rt.tables.confirm_delivered(1.0)
+
+
+#: ``bot_data`` key: the event-loop time by which a signalled stop wants the drain done
+#: (set by ``bot.__main__.StopGuard``, which exits the process soon after).
+STOP_BY = "stop_by"
+
+
+def _drain_budget(app: Application) -> float:  # type: ignore[type-arg]
+    stop_by: float | None = app.bot_data.get(STOP_BY)
+    if stop_by is None:
+        return DRAIN_SECONDS
+    return max(0.0, min(DRAIN_SECONDS, stop_by - asyncio.get_running_loop().time()))
 
 
 async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]

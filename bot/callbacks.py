@@ -6,7 +6,8 @@ Forms (``gid`` = game id, ``v`` = game version the button was drawn for):
 * ``q:gid:v:code``     ask to confirm a costly action (shows a confirm keyboard)
 * ``p:gid:v:pre:n``    points picker for a 2-level call, ``pre`` = ``t`` or ``o<rank>``
 * ``x:gid:v``          back from a confirmation / picker to the normal keyboard
-* ``l:gid:op``         lobby button: ``join``, ``leave``, ``cpu``, ``go``, ``set``
+* ``l:gid:op``         lobby button: ``join``, ``leave``, ``cpu``, ``go``, ``set``,
+                       ``fill-<level>`` (a private lobby: computers in every free seat)
 * ``s:op[:arg[:val]]`` settings menu of the chat the message is in
 * ``k:gid:op``         /annulla confirmation (``y``/``n``)
 * ``b:gid``            "I am back" after AFK

@@ -7,13 +7,15 @@ into one :class:`ConfigError` whose message is a single readable line.
 from __future__ import annotations
 
 import logging
-from typing import Literal
+import re
+from typing import Literal, Self
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Language = Literal["it", "en"]
 LEVEL_NAMES = ("facile", "normale", "forte")
+_SECRET_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class ConfigError(Exception):
@@ -40,6 +42,19 @@ class Settings(BaseSettings):
     #: Budget of sends + edits per group per rolling minute (Telegram: about 20; we keep
     #: a small safety margin by default).
     group_messages_per_minute: int = Field(default=18, ge=1, le=1000)
+    #: Sends + edits per second for the whole bot (Telegram: about 30; 10% under it by
+    #: default), paced evenly and granted by priority (bot/budget.py).
+    telegram_messages_per_second: float = Field(default=27.0, gt=0, le=1000)
+    #: Webhook mode (unset: long polling): the public HTTPS URL Telegram posts updates to;
+    #: PTB's server listens on webhook_listen:webhook_port, on the URL's path.
+    webhook_url: str | None = None
+    #: Required with webhook_url: Telegram sends it in X-Telegram-Bot-Api-Secret-Token
+    #: and requests without it get 403.
+    webhook_secret: SecretStr | None = None
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = Field(default=8443, ge=1, le=65535)
+    #: File the running bot touches every 10 s, for `python -m bot.health` (containers).
+    health_file: str | None = None
 
     @field_validator("bot_token")
     @classmethod
@@ -54,17 +69,33 @@ class Settings(BaseSettings):
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("telegram_base_url", "telegram_base_file_url", "admin_chat_id", mode="before")
+    @field_validator(
+        "telegram_base_url", "telegram_base_file_url", "admin_chat_id", "webhook_url",
+        "webhook_secret", "health_file", mode="before",
+    )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("telegram_base_url", "telegram_base_file_url")
+    @field_validator("telegram_base_url", "telegram_base_file_url", "webhook_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _SECRET_RE.fullmatch(value.get_secret_value()):
+            raise ValueError("must be 1-256 characters A-Z, a-z, 0-9, _ or - (Telegram's rule)")
+        return value
+
+    @model_validator(mode="after")
+    def _webhook_needs_secret(self) -> Self:
+        if self.webhook_url is not None and self.webhook_secret is None:
+            raise ValueError("WEBHOOK_SECRET is required with WEBHOOK_URL")
+        return self
 
     @property
     def log_level_number(self) -> int:

@@ -1,70 +1,69 @@
 """Translations: gettext ``.po`` catalogs in ``locales/<lang>/LC_MESSAGES/messages.po``.
 
+The catalogs are package data of ``bot`` (``bot/locales`` links to the repository's
+``locales/``; a wheel carries them as files), read with :mod:`importlib.resources`, so an
+installed bot finds them wherever it runs from.
+
 Message ids are symbolic keys (``"lobby.title"``); the catalogs hold the texts with
 ``str.format`` placeholders. Catalogs are read once with Babel. Every user-facing string
-goes through :func:`tr`; a test checks Italian and English have exactly the same keys and
-placeholders and that every key used in the code exists.
+goes through :func:`tr`, or :func:`trn` for a count (gettext plural forms: ``msgid`` +
+``msgid_plural`` + ``msgstr[i]``, chosen by the catalog's ``Plural-Forms``); a test checks
+Italian and English have exactly the same keys and placeholders and that every key used in
+the code exists.
 """
 
 from __future__ import annotations
 
 import gettext
+import io
 import logging
-from collections.abc import Callable
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
 log = logging.getLogger(__name__)
 
-LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+LOCALES_DIR = files("bot") / "locales"
 LANGUAGES: tuple[str, ...] = ("it", "en")
 FALLBACK = "it"
 
 
 @cache
-def _read(lang: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]], Callable[[int], int]]:
+def _po(lang: str) -> Catalog:
     path = LOCALES_DIR / lang / "LC_MESSAGES" / "messages.po"
     with path.open("rb") as fh:
-        po = read_po(fh, locale=lang)
-    singular: dict[str, str] = {}
-    plural: dict[str, tuple[str, ...]] = {}
-    for m in po:
-        if not m.id or not m.string:
-            continue
-        if isinstance(m.id, tuple | list):  # msgid + msgid_plural: the key is the msgid
-            plural[str(m.id[0])] = tuple(str(form) for form in m.string)
-        else:
-            singular[str(m.id)] = str(m.string)
-    return singular, plural, gettext.c2py(po.plural_expr)
+        return read_po(fh, locale=lang)
 
 
+@cache
 def catalog(lang: str) -> dict[str, str]:
-    """The messages of one language as ``{key: text}``."""
-    return _read(lang)[0]
+    """The (singular) messages of one language as ``{key: text}``."""
+    return {
+        str(m.id): str(m.string) for m in _po(lang) if m.id and m.string and not m.pluralizable
+    }
 
 
+@cache
 def plural_catalog(lang: str) -> dict[str, tuple[str, ...]]:
-    """The plural messages of one language as ``{key: (form 0, form 1, …)}``."""
-    return _read(lang)[1]
+    """The messages with plural forms of one language as ``{key: (form0, form1, ...)}``."""
+    found: dict[str, tuple[str, ...]] = {}
+    for message in _po(lang):
+        forms = message.string
+        if message.pluralizable and isinstance(forms, tuple | list) and all(forms):
+            found[str(message.id[0])] = tuple(str(form) for form in forms)
+    return found
 
 
-def trn(lang: str, key: str, n: int, /, **values: object) -> str:
-    """The form of plural message ``key`` for ``n`` (gettext's Plural-Forms of the
-    language), formatted with ``values``."""
-    lang = lang if lang in LANGUAGES else FALLBACK
-    forms = plural_catalog(lang).get(key) or plural_catalog(FALLBACK).get(key)
-    if not forms:
-        log.error("missing plural translation key %r", key)
-        return key
-    index = _read(lang)[2](n) if key in plural_catalog(lang) else _read(FALLBACK)[2](n)
-    text = forms[min(index, len(forms) - 1)]
-    try:
-        return text.format(**values)
-    except (KeyError, IndexError, ValueError):
-        log.exception("bad placeholders in %s/%s", lang, key)
-        return text
+@cache
+def _translations(lang: str) -> gettext.GNUTranslations:
+    """The catalog as the standard library's gettext translations (plural rule included)."""
+    buffer = io.BytesIO()
+    write_mo(buffer, _po(lang))
+    buffer.seek(0)
+    return gettext.GNUTranslations(buffer)
 
 
 def pick_language(*candidates: str | None) -> str:
@@ -91,4 +90,21 @@ def tr(lang: str, key: str, /, **values: object) -> str:
         return text.format(**values)
     except (KeyError, IndexError, ValueError):
         log.exception("bad placeholders in %s/%s", lang, key)
+        return text
+
+
+def trn(lang: str, key: str, n: int, /, **values: object) -> str:
+    """The plural form of ``key`` for the count ``n`` in ``lang`` (falling back to
+    Italian), formatted with ``n`` and ``values``."""
+    code = lang if lang in LANGUAGES else FALLBACK
+    if key not in plural_catalog(code):
+        code = FALLBACK
+        if key not in plural_catalog(code):
+            log.error("missing plural translation key %r", key)
+            return key
+    text = _translations(code).ngettext(key, key, n)
+    try:
+        return text.format(n=n, **values)
+    except (KeyError, IndexError, ValueError):
+        log.exception("bad placeholders in %s/%s", code, key)
         return text

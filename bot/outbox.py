@@ -2,13 +2,20 @@
 
 * **Skip identical edits**: the last content sent for each message is remembered, so a
   "message is not modified" error never happens on our side (and is ignored if it does).
-* **Coalescing**: an edit only records the *desired* content of a message (and by when it
-  is due: at once, or after a ``delay`` for content nobody needs right now); one flusher
-  task per chat sends the latest desired content when it is due and the chat's budget
-  allows. A burst of moves therefore becomes one edit per message.
-* **Budget**: per chat a token bucket (``chat_rate``/s; burst ``chat_burst`` in groups,
-  ``private_burst`` in private chats, so a private chat never gets more than one call per
-  ``1/chat_rate`` s) and per group a sliding window of ``group_per_minute`` per 60 s.
+* **Coalescing**: an edit only records the *desired* content of a message (with a
+  :class:`~bot.budget.Priority` and by when it is due: at once, or after a ``delay`` for
+  content nobody needs right now); one flusher task per chat sends the latest desired
+  content when it is due and the budgets allow. A burst of moves becomes one edit.
+* **Even pacing** (:mod:`bot.budget`): each chat at most one call per interval (a group
+  one per ``60 s / group_per_minute``, ~3.3 s at 18: never burst-then-wait), and the
+  whole bot ``messages_per_second``, granted by priority: the buttons of the seat in turn
+  and replies to a person first, then group tables, then hands nobody can press.
+* **Nobody waits on it**: :meth:`edit` and :meth:`edit_markup` return at once; only
+  :meth:`send` (a new message, whose id the caller needs) waits, and never in a handler.
+* **Re-sent messages** (:meth:`retarget`): edits queued for a message that was replaced
+  (``/mano``) are dropped, and its deletion waits for the edit in flight, if any.
+* **Restarts**: a chat first used in the first window after start is paced as if the
+  process before had just used its budget (:meth:`assume_recent_use`).
 * **Migrated groups**: a group that became a supergroup is remembered: sends to the old
   id go to the new one, edits of its old messages are dropped (they are read-only now),
   and ``on_migrated`` is told (in the background) so that the database follows.
@@ -22,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -39,6 +46,8 @@ from telegram.error import (
     TelegramError,
 )
 from telegram.ext import AIORateLimiter
+
+from bot.budget import ChatPace, GlobalBudget, Priority
 
 log = logging.getLogger(__name__)
 
@@ -62,17 +71,28 @@ def _kb_key(kb: InlineKeyboardMarkup | None) -> str:
 
 
 @dataclass
+class _Edit:
+    text: str
+    kb: InlineKeyboardMarkup | None
+    priority: int
+    due: float
+    #: Only the keyboard changes (editMessageReplyMarkup when the text is as sent).
+    markup_only: bool = False
+
+
+@dataclass
 class _Chat:
     is_group: bool
-    tokens: float
-    updated: float
-    window: deque[float] = field(default_factory=deque)
-    desired: dict[int, tuple[str, InlineKeyboardMarkup | None]] = field(default_factory=dict)
-    due: dict[int, float] = field(default_factory=dict)
+    pace: ChatPace
+    desired: dict[int, _Edit] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     flusher: asyncio.Task[None] | None = None
+    #: The flusher's place in the global budget while it waits there.
+    waiter: Any = None
     #: Network failures in a row of the edits of each message (for the backoff).
     failures: dict[int, int] = field(default_factory=dict)
+    #: Messages replaced by a new one (``/mano``): never edited again.
+    dead: set[int] = field(default_factory=set)
 
 
 class Outbox:
@@ -82,26 +102,31 @@ class Outbox:
         *,
         group_per_minute: float = 18,
         chat_rate: float = 0.8,
-        chat_burst: float = 2.0,
+        chat_burst: float = 1.0,
         private_burst: float = 1.0,
         window_seconds: float = 60.0,
+        messages_per_second: float = 27.0,
         on_forbidden: Callable[[int, str], Awaitable[None]] | None = None,
         on_migrated: Callable[[int, int], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.bot = bot
         self.group_per_minute = group_per_minute
         self.chat_rate = chat_rate
+        #: (kept for the callers' settings: pacing is even, bursts are not used)
         self.chat_burst = chat_burst
         self.private_burst = private_burst
         self.window_seconds = window_seconds
         self.on_forbidden = on_forbidden
         self.on_migrated = on_migrated
+        self.budget = GlobalBudget(messages_per_second, burst=max(1.0, messages_per_second / 5))
+        self._started = time.monotonic()
         self._chats: dict[int, _Chat] = {}
         self._sent: dict[tuple[int, int], Content] = {}
         self._moved: dict[int, int] = {}
         self._background: set[asyncio.Task[None]] = set()
-        #: Edits being sent, per chat (see :meth:`busy`).
+        #: Edits being sent, per chat and per message (see :meth:`busy`, :meth:`retarget`).
         self._inflight: Counter[int] = Counter()
+        self._inflight_messages: Counter[tuple[int, int]] = Counter()
         #: Events of :meth:`settled` calls, per chat they wait for: set when an edit of
         #: that chat finished.
         self._settle_waiters: dict[int, set[asyncio.Event]] = {}
@@ -110,56 +135,41 @@ class Outbox:
 
     # ------------------------------------------------------------------ budget
 
-    def _burst(self, chat: _Chat) -> float:
-        return self.chat_burst if chat.is_group else self.private_burst
+    def interval(self, chat_id: int) -> float:
+        """Seconds between two calls of this chat (the pacing interval)."""
+        private = 1.0 / self.chat_rate if self.chat_rate > 0 else 0.0
+        if chat_id >= 0:
+            return private
+        return max(private, self.window_seconds / max(1.0, self.group_per_minute))
 
     def _chat(self, chat_id: int) -> _Chat:
         chat = self._chats.get(chat_id)
         if chat is None:
             is_group = chat_id < 0
-            burst = self.chat_burst if is_group else self.private_burst
-            chat = _Chat(is_group, burst, time.monotonic())
-            self._chats[chat_id] = chat
+            per_window = int(self.group_per_minute) if is_group else 0
+            pace = ChatPace(self.interval(chat_id), per_window, self.window_seconds)
+            chat = self._chats[chat_id] = _Chat(is_group, pace)
+            now = time.monotonic()
+            if now - self._started < self.window_seconds:
+                pace.assume_used(now)  # maybe a restart: the last budget may be in use
         return chat
 
-    def _wait_needed(self, chat: _Chat) -> float:
-        now = time.monotonic()
-        burst = self._burst(chat)
-        chat.tokens = min(burst, chat.tokens + (now - chat.updated) * self.chat_rate)
-        chat.updated = now
-        wait = 0.0 if chat.tokens >= 1 else (1 - chat.tokens) / self.chat_rate
-        if chat.is_group:
-            while chat.window and now - chat.window[0] >= self.window_seconds:
-                chat.window.popleft()
-            if len(chat.window) >= self.group_per_minute:
-                wait = max(wait, chat.window[0] + self.window_seconds - now)
-        return wait
+    async def take(self, chat_id: int, priority: int = Priority.TURN) -> None:
+        """Wait for and spend one call of the chat's and the bot's budget (for calls made
+        elsewhere: a reply to a command goes before the queued edits)."""
+        await self._take(self.resolve(chat_id), priority)
 
-    async def take(self, chat_id: int) -> None:
-        """Wait for and spend one call of the chat's budget (for calls made elsewhere)."""
-        await self._take(self.resolve(chat_id))
-
-    async def _take(self, chat_id: int) -> None:
+    async def _take(self, chat_id: int, priority: int) -> None:
         chat = self._chat(chat_id)
-        await self._take_soft(chat_id)
-        self._spend(chat)
+        wait = chat.pace.reserve(time.monotonic()) - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        await self.budget.acquire(priority)
 
     def assume_recent_use(self, chat_id: int) -> None:
-        """After a restart we cannot know what was sent to a chat in the last minute: assume
-        its budget was in use, i.e. pace it at the steady rate (no burst) for one window.
-        One call is allowed at once: the process was down for longer than 1/rate (so the
-        player in turn gets their buttons back without waiting another interval)."""
-        chat = self._chat(chat_id)
-        now, n = time.monotonic(), max(1, int(self.group_per_minute))
-        chat.tokens = min(1.0, self._burst(chat))
-        if chat.is_group:
-            step = self.window_seconds / n
-            chat.window = deque(now - self.window_seconds + (i + 1) * step for i in range(n))
-
-    def _spend(self, chat: _Chat) -> None:
-        chat.tokens -= 1
-        if chat.is_group:
-            chat.window.append(time.monotonic())
+        """After a restart we cannot know what was sent to a chat in the last minute: pace
+        it as if its budget had just been used at the steady rate."""
+        self._chat(chat_id).pace.assume_used(time.monotonic())
 
     def _count(self, chat_id: int, kind: str) -> None:
         self.stats[("group_" if chat_id < 0 else "private_") + kind] += 1
@@ -180,7 +190,6 @@ class Outbox:
         chat = self._chats.get(old)
         if chat is not None:
             chat.desired.clear()
-            chat.due.clear()
             chat.wake.set()
         return True
 
@@ -200,14 +209,15 @@ class Outbox:
         kb: InlineKeyboardMarkup | None = None,
         *,
         thread_id: int | None = None,
+        priority: int = Priority.TABLE,
     ) -> Message | None:
-        """Send a new message now (waiting for the budget); None if the chat refused.
+        """Send a new message (waiting for the budgets); None if the chat refused.
 
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
         for attempt in range(1, SEND_ATTEMPTS + 1):
-            await self._take(chat_id)
+            await self._take(chat_id, priority)
             paced = _PACED.set(True)
             try:
                 msg = await self.bot.send_message(
@@ -215,7 +225,8 @@ class Outbox:
                 )
             except ChatMigrated as exc:
                 self._migrated(chat_id, exc.new_chat_id)
-                return await self.send(exc.new_chat_id, text, kb, thread_id=thread_id)
+                return await self.send(exc.new_chat_id, text, kb, thread_id=thread_id,
+                                       priority=priority)
             except Forbidden as exc:
                 log.info("chat %s refused a message (403): %s", chat_id, exc)
                 await self._forbidden(chat_id, exc)
@@ -242,26 +253,47 @@ class Outbox:
         chat = self._chats.get(chat_id)
         if chat is not None:
             chat.desired.clear()
-            chat.due.clear()
             chat.failures.clear()
             chat.wake.set()
 
     def edit(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None,
-        *, delay: float = 0.0,
+        *, delay: float = 0.0, priority: int = Priority.TABLE,
     ) -> None:
         """Ask for a message to show this content, at the latest ``delay`` seconds from now;
-        sent later, coalesced with later requests for the same message, never twice."""
+        sent later, coalesced with later requests for the same message, never twice. The
+        most urgent priority and the earliest due time of the coalesced requests count."""
+        self._want(chat_id, message_id, text, kb, delay, priority, markup_only=False)
+
+    def edit_markup(
+        self, chat_id: int, message_id: int, kb: InlineKeyboardMarkup | None,
+        fallback_text: str, *, priority: int = Priority.TURN,
+    ) -> None:
+        """Redraw only the keyboard of a message (picker / confirmation steps), queued
+        like any edit; ``fallback_text``: the message's text if never sent by us (e.g.
+        before a restart)."""
+        text = self._sent.get((chat_id, message_id), (fallback_text, ""))[0]
+        self._want(chat_id, message_id, text, kb, 0.0, priority, markup_only=True)
+
+    def _want(
+        self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None,
+        delay: float, priority: int, *, markup_only: bool,
+    ) -> None:
         if chat_id in self._moved:
             return  # a message of a migrated group: read-only now
         chat = self._chat(chat_id)
+        if message_id in chat.dead:
+            return
         if self._sent.get((chat_id, message_id)) == (text, _kb_key(kb)):
             chat.desired.pop(message_id, None)
-            chat.due.pop(message_id, None)
             return
         due = time.monotonic() + delay
-        chat.due[message_id] = min(due, chat.due.get(message_id, due))
-        chat.desired[message_id] = (text, kb)
+        old = chat.desired.get(message_id)
+        if old is not None:
+            due, priority = min(due, old.due), min(priority, old.priority)
+        chat.desired[message_id] = _Edit(text, kb, priority, due, markup_only)
+        if chat.waiter is not None:
+            self.budget.promote(chat.waiter, priority)
         self._wake(chat_id, chat)
 
     def _wake(self, chat_id: int, chat: _Chat) -> None:
@@ -269,81 +301,84 @@ class Outbox:
         if not self._closed and (chat.flusher is None or chat.flusher.done()):
             chat.flusher = asyncio.create_task(self._flush(chat_id))
 
-    def _again_later(
-        self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None,
-        delay: float,
-    ) -> None:
+    def _again_later(self, chat_id: int, message_id: int, edit: _Edit, delay: float) -> None:
         """Keep a failed edit wanted (unless a newer content is wanted already)."""
         chat = self._chat(chat_id)
-        if message_id not in chat.desired:
-            chat.desired[message_id] = (text, kb)
-            chat.due[message_id] = time.monotonic() + delay
+        if message_id not in chat.desired and message_id not in chat.dead:
+            edit.due = time.monotonic() + delay
+            chat.desired[message_id] = edit
             self._wake(chat_id, chat)
 
     async def edit_now(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None
     ) -> None:
-        """Edit at once (e.g. a keyboard answering the presser), still skipping repeats."""
+        """Edit at once, waiting for the budgets (not for handlers: use :meth:`edit`)."""
         chat = self._chat(chat_id)
         chat.desired.pop(message_id, None)
-        chat.due.pop(message_id, None)
-        await self._edit(chat_id, message_id, text, kb)
+        await self._take(chat_id, Priority.TURN)
+        await self._edit(chat_id, message_id, _Edit(text, kb, Priority.TURN, 0.0))
 
-    async def edit_markup_now(
-        self, chat_id: int, message_id: int, kb: InlineKeyboardMarkup | None, fallback_text: str
-    ) -> None:
-        """Redraw only the keyboard of a message at once (picker / confirmation steps)."""
-        text = self._sent.get((chat_id, message_id), (fallback_text, ""))[0]
-        self._sent.setdefault((chat_id, message_id), (text, "?"))
-        await self.edit_now(chat_id, message_id, text, kb)
+    def _next_edit(self, chat: _Chat, now: float) -> tuple[int | None, float]:
+        """The most urgent due message of the chat, or when the next one is due."""
+        best: tuple[int, float, int] | None = None
+        soonest = float("inf")
+        for mid, edit in chat.desired.items():
+            if edit.due <= now:
+                key = (edit.priority, edit.due, mid)
+                if best is None or key < best:
+                    best = key
+            else:
+                soonest = min(soonest, edit.due)
+        return (best[2], now) if best is not None else (None, soonest)
+
+    async def _sleep_or_wake(self, chat: _Chat, seconds: float) -> None:
+        chat.wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):  # no task per wait, unlike wait_for
+                await chat.wake.wait()
 
     async def _flush(self, chat_id: int) -> None:
         chat = self._chat(chat_id)
         while chat.desired and not self._closed:
-            message_id = min(chat.due, key=chat.due.__getitem__)
-            wait = chat.due[message_id] - time.monotonic()
-            if wait > 0:  # nothing due yet: sleep until it is, or until a newer request
-                chat.wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(wait):  # no task per wait, unlike wait_for
-                        await chat.wake.wait()
+            now = time.monotonic()
+            message_id, due = self._next_edit(chat, now)
+            if message_id is None:  # nothing due yet: sleep until it is, or a newer request
+                await self._sleep_or_wake(chat, due - now)
                 continue
-            await self._take_soft(chat_id)
-            if message_id not in chat.desired:
+            ready = chat.pace.ready_at(now)
+            if ready > now:  # the chat's pace (evenly spaced calls)
+                await asyncio.sleep(ready - now)
                 continue
-            text, kb = chat.desired.pop(message_id)
-            chat.due.pop(message_id, None)
+            chat.waiter = self.budget.waiter(chat.desired[message_id].priority)
             try:
-                await self._edit(chat_id, message_id, text, kb, take=False)
+                await self.budget.acquire(chat.waiter.priority, chat.waiter)
+            finally:
+                chat.waiter = None
+            now = time.monotonic()
+            message_id, _ = self._next_edit(chat, now)  # maybe a more urgent one meanwhile
+            if message_id is None or chat.pace.ready_at(now) > now:
+                self.budget.refund()  # dropped meanwhile, or a reply took the chat's slot
+                continue
+            chat.pace.reserve(now)
+            edit = chat.desired.pop(message_id)
+            try:
+                await self._edit(chat_id, message_id, edit)
             except Exception:  # never let one failed edit stop the flusher
                 log.exception("edit of %s/%s failed", chat_id, message_id)
 
-    async def _take_soft(self, chat_id: int) -> None:
-        chat = self._chat(chat_id)
-        while (wait := self._wait_needed(chat)) > 0:
-            await asyncio.sleep(wait + 0.01)
-
-    async def _edit(
-        self,
-        chat_id: int,
-        message_id: int,
-        text: str,
-        kb: InlineKeyboardMarkup | None,
-        *,
-        take: bool = True,
-    ) -> None:
+    async def _edit(self, chat_id: int, message_id: int, edit: _Edit) -> None:
         key = (chat_id, message_id)
+        text, kb = edit.text, edit.kb
         content = (text, _kb_key(kb))
         if self._sent.get(key) == content or chat_id in self._moved:
             return
-        if take:
-            await self._take(chat_id)
-        else:
-            self._spend(self._chat(chat_id))
+        if message_id in self._chat(chat_id).dead:
+            return
         paced = _PACED.set(True)
         self._inflight[chat_id] += 1
+        self._inflight_messages[key] += 1
         try:
-            if self._sent.get(key, ("",))[0] == text:
+            if self._sent.get(key, ("",))[0] == text or edit.markup_only:
                 await self.bot.edit_message_reply_markup(chat_id, message_id, reply_markup=kb)
                 self._count(chat_id, "markup_edits")
             else:
@@ -352,9 +387,10 @@ class Outbox:
             self._sent[key] = content
             self._chat(chat_id).failures.pop(message_id, None)
         except BadRequest as exc:
-            if "not modified" in str(exc).lower():
+            reason = str(exc).lower()
+            if "not modified" in reason:
                 self._sent[key] = content
-            elif "not found" in str(exc).lower() or "can't be edited" in str(exc).lower():
+            elif "not found" in reason or "can't be edited" in reason:
                 log.warning("message %s/%s is gone: %s", chat_id, message_id, exc)
                 self._sent[key] = content
             else:
@@ -366,20 +402,23 @@ class Outbox:
         except RetryAfter as exc:
             wait = _seconds(exc.retry_after)
             log.warning("flood control on %s: retry after %.0f s", chat_id, wait)
-            self._again_later(chat_id, message_id, text, kb, wait)
+            self._again_later(chat_id, message_id, edit, wait)
         except NetworkError as exc:  # 5xx, timeout, reset: still wanted, try again later
             chat = self._chat(chat_id)
             failures = chat.failures[message_id] = chat.failures.get(message_id, 0) + 1
             delay = backoff(failures)
             log.warning("edit of %s/%s failed (%s): retry in %.2fs",
                         chat_id, message_id, exc, delay)
-            self._again_later(chat_id, message_id, text, kb, delay)
+            self._again_later(chat_id, message_id, edit, delay)
         except TelegramError:
             log.exception("edit of %s/%s failed", chat_id, message_id)
         finally:
             self._inflight[chat_id] -= 1
             if not self._inflight[chat_id]:
                 del self._inflight[chat_id]
+            self._inflight_messages[key] -= 1
+            if not self._inflight_messages[key]:
+                del self._inflight_messages[key]
             _PACED.reset(paced)
             for event in self._settle_waiters.get(chat_id, ()):
                 event.set()
@@ -388,8 +427,20 @@ class Outbox:
         self._sent.pop((chat_id, message_id), None)
         chat = self._chat(chat_id)
         chat.desired.pop(message_id, None)
-        chat.due.pop(message_id, None)
         chat.failures.pop(message_id, None)
+
+    def retire(self, chat_id: int, message_id: int) -> None:
+        """The message is being replaced (``/mano``): drop what was queued for it and never
+        edit it again (the new message is drawn with the latest content)."""
+        self.forget(chat_id, message_id)
+        self._chat(chat_id).dead.add(message_id)
+
+    async def released(self, chat_id: int, message_id: int, timeout: float = 10.0) -> None:
+        """Wait until no edit of this message is being sent (before deleting it)."""
+        deadline = time.monotonic() + timeout
+        while (chat_id, message_id) in self._inflight_messages and time.monotonic() < deadline:
+            await self.settled({chat_id}, poll=0.2)
+            await asyncio.sleep(0)
 
     def busy(self, chat_id: int) -> bool:
         """Whether an edit of this chat is wanted or being sent."""
@@ -440,6 +491,7 @@ class Outbox:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        await self.budget.close()
 
 
 def _seconds(value: float | timedelta) -> float:

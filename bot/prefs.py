@@ -15,6 +15,12 @@ from game import DeckStyle, TableOptions
 from game.options import Ruleset
 
 
+def is_private_chat(chat_id: int) -> bool:
+    """Telegram's private chats have the user's (positive) id, groups a negative one: a game
+    in a private chat is a person alone against computers."""
+    return chat_id > 0
+
+
 class Prefs(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 

@@ -13,7 +13,7 @@ from telegram.ext import ContextTypes
 from bot.config import Settings
 from bot.i18n import LANGUAGES
 from bot.outbox import Outbox
-from bot.prefs import Prefs
+from bot.prefs import Prefs, is_private_chat
 from bot.service import GameService
 from bot.tables import Tables
 from storage import Database, GameRow, repo
@@ -31,7 +31,8 @@ class Runtime:
         row = await repo.get_chat_settings(self.db, chat_id)
         prefs = Prefs.from_json(
             row.settings_json if row else None,
-            timeout=self.settings.turn_timeout_seconds,
+            # alone against computers nobody waits for you: no turn timer unless chosen
+            timeout=0 if is_private_chat(chat_id) else self.settings.turn_timeout_seconds,
             language=self.settings.default_language,
         )
         return prefs
@@ -76,8 +77,8 @@ async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: in
 async def may_manage(
     context: ContextTypes.DEFAULT_TYPE, row: GameRow | None, chat_id: int, user_id: int
 ) -> bool:
-    """The lobby creator or a chat admin."""
-    if row is not None and row.creator_id == user_id:
+    """The lobby creator or a chat admin (in a private chat: its owner)."""
+    if chat_id == user_id or (row is not None and row.creator_id == user_id):
         return True
     return await is_admin(context, chat_id, user_id)
 

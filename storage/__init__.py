@@ -1,4 +1,5 @@
-"""SQLite persistence for the Briscola chiamata bot (aiosqlite, mautrix ``async_db`` style).
+"""Persistence for the Briscola chiamata bot, on SQLite (aiosqlite, the default) or
+PostgreSQL (asyncpg), in mautrix ``async_db`` style (see :mod:`storage.db`).
 
 Knows nothing about Telegram or the game rules: it stores ints, strings and JSON text.
 
@@ -10,7 +11,15 @@ Knows nothing about Telegram or the game rules: it stores ints, strings and JSON
 """
 
 from . import migrations, repo
-from .db import Database, DatabaseTarget, Executor, Transaction, parse_database_url, urgent
+from .db import (
+    Database,
+    DatabaseTarget,
+    Executor,
+    Transaction,
+    is_postgres_url,
+    parse_database_url,
+    urgent,
+)
 from .errors import (
     ActiveGameExists,
     Conflict,
@@ -35,6 +44,7 @@ from .models import (
     FinishedGameRow,
     GameRow,
     GameStatus,
+    PlayedSmazzataRow,
     ScoreDelta,
     ScoreRow,
     SeatKind,
@@ -47,6 +57,7 @@ from .repo import (
     add_seat,
     apply_score_deltas,
     create_lobby,
+    database_size,
     games_of_user,
     get_active_game,
     get_chat_settings,
@@ -60,6 +71,7 @@ from .repo import (
     load_smazzata_results,
     migrate_chat,
     patch_ui,
+    played_smazzate,
     record_action,
     record_match_end,
     record_smazzata_result,
@@ -99,6 +111,7 @@ __all__ = [
     "GameRow",
     "GameStatus",
     "IntegrityViolation",
+    "PlayedSmazzataRow",
     "SchemaTooNew",
     "ScoreDelta",
     "ScoreRow",
@@ -116,12 +129,14 @@ __all__ = [
     "add_seat",
     "apply_score_deltas",
     "create_lobby",
+    "database_size",
     "games_of_user",
     "get_active_game",
     "get_chat_settings",
     "get_game",
     "get_score",
     "get_user",
+    "is_postgres_url",
     "leaderboard",
     "list_finished_games",
     "list_unfinished_games",
@@ -131,6 +146,7 @@ __all__ = [
     "migrations",
     "parse_database_url",
     "patch_ui",
+    "played_smazzate",
     "record_action",
     "record_match_end",
     "record_smazzata_result",

@@ -1,29 +1,39 @@
-"""Async SQLite database wrapper (one aiosqlite connection), in the style of mautrix's
-``async_db``.
+"""The database interface, in the style of mautrix's ``async_db``: one small class
+(:class:`Database`) with one backend per engine, chosen by the URL.
+
+* ``sqlite:///briscola.db`` (the embedded default): :class:`storage.sqlite.SQLiteDatabase`,
+  one aiosqlite connection;
+* ``postgresql://user@host/db``: :class:`storage.postgres.PostgresDatabase`, one asyncpg
+  connection.
 
 Usage::
 
     db = await Database.open("sqlite:///briscola.db")   # creates/upgrades the schema
     row = await db.fetchrow("SELECT ...", (x,))          # autocommit statement
-    async with db.transaction() as tx:                   # BEGIN IMMEDIATE ... COMMIT
+    async with db.transaction() as tx:                   # BEGIN ... COMMIT
         await tx.execute("UPDATE ...", (...))
         await repo.record_action(tx, ...)
     await db.close()
 
+SQL is written once, with ``?`` placeholders (the PostgreSQL backend numbers them); the
+few dialect differences are chosen on :attr:`Executor.dialect` in :mod:`storage.repo` and
+:mod:`storage.migrations`.  Rows are indexable by position and by column name
+(:class:`sqlite3.Row`, :class:`asyncpg.Record`).
+
 Concurrency model
 -----------------
-There is a single connection.  An :class:`asyncio.Lock` gives a transaction exclusive use
-of it, so statements of two tasks never interleave inside one transaction; statements
-run outside a transaction wait for the running transaction to finish.  Work done inside
+There is a single connection.  A lock gives a transaction exclusive use of it, so
+statements of two tasks never interleave inside one transaction; statements run outside
+a transaction wait for the running transaction to finish.  Work done inside
 ``async with urgent():`` (a player's move, waited for by a person) is served before any
 other waiting work, so background redraws never queue in front of a click, and
-:meth:`Database.run_transaction` (a move) runs all its statements at once on the
-connection instead of one trip to aiosqlite's thread each.  Inside
-``async with db.transaction()``, calls made *by the same task* on ``db`` itself (instead
-of ``tx``) join the running transaction rather than dead-locking, and a nested
-``transaction()`` becomes a SAVEPOINT.  Other processes are kept out by SQLite's own
-locking: ``busy_timeout`` makes a writer wait, and BEGIN/COMMIT (and autocommit
-statements) are retried a bounded number of times with exponential backoff before
+:meth:`Database.run_transaction` (a move) runs the whole transaction at once where the
+engine allows it (SQLite: on the event loop's thread, see :mod:`storage.sqlite`).
+Inside ``async with db.transaction()``, calls made *by the same task* on ``db`` itself
+(instead of ``tx``) join the running transaction rather than dead-locking, and a nested
+``transaction()`` becomes a SAVEPOINT.  Other processes are kept out by the engine's own
+locking; BEGIN/COMMIT (and autocommit statements) that fail with a lock error are retried
+a bounded number of times with exponential backoff before
 :class:`~storage.errors.StorageUnavailable` (``code="locked"``) is raised.
 """
 
@@ -34,7 +44,6 @@ import contextvars
 import logging
 import os
 import random
-import sqlite3
 import time
 from collections import deque
 from collections.abc import (
@@ -43,6 +52,7 @@ from collections.abc import (
     Callable,
     Coroutine,
     Iterable,
+    Iterator,
     Mapping,
     Sequence,
 )
@@ -52,13 +62,11 @@ from pathlib import Path
 from typing import Any, Protocol, Self, TypeVar
 from urllib.parse import quote
 
-import aiosqlite
-
-from .errors import StorageError, StorageUnavailable, translate_sqlite_error
+from .errors import StorageError, StorageUnavailable
 
 __all__ = [
-    "Database", "DatabaseTarget", "Executor", "Params", "Transaction", "parse_database_url",
-    "urgent",
+    "Database", "DatabaseTarget", "Executor", "Params", "Row", "Transaction",
+    "is_postgres_url", "parse_database_url", "short_sql", "urgent",
 ]
 
 log = logging.getLogger("storage.db")
@@ -71,6 +79,17 @@ DEFAULT_LOCK_RETRIES = 3
 DEFAULT_RETRY_DELAY = 0.05
 #: SQLite's default: a commit that finds this many pages in the WAL checkpoints it.
 WAL_AUTOCHECKPOINT_PAGES = 1000
+
+
+class Row(Protocol):
+    """A result row: indexable by position and by column name (:class:`sqlite3.Row`,
+    :class:`asyncpg.Record`)."""
+
+    def __getitem__(self, key: Any, /) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def keys(self) -> Any: ...
 
 
 class Executor(Protocol):
@@ -87,11 +106,11 @@ class Executor(Protocol):
         """Run one statement for each parameter set; return the rows changed."""
         ...
 
-    async def fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a query and return all rows."""
         ...
 
-    async def fetchrow(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchrow(self, sql: str, params: Params = ()) -> Row | None:
         """Run a query and return the first row, or None."""
         ...
 
@@ -105,6 +124,11 @@ class Executor(Protocol):
 
     def now(self) -> int:
         """Current time as integer unix seconds (injectable clock, for tests)."""
+        ...
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgres"``: for the few statements written per engine."""
         ...
 
 
@@ -189,6 +213,12 @@ class DatabaseTarget:
 
 
 _SCHEMES = ("sqlite+aiosqlite://", "sqlite3://", "sqlite://")
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+asyncpg://")
+
+
+def is_postgres_url(url_or_path: str | os.PathLike[str]) -> bool:
+    """True for a PostgreSQL URL (``postgresql://…``, ``postgres://…``)."""
+    return os.fspath(url_or_path).strip().lower().startswith(_POSTGRES_SCHEMES)
 
 
 def parse_database_url(url_or_path: str | os.PathLike[str]) -> DatabaseTarget:
@@ -243,10 +273,10 @@ class _Statements:
     async def _statement(self, sql: str) -> None:
         raise NotImplementedError
 
-    async def fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
         raise NotImplementedError
 
-    async def fetchrow(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchrow(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetch(sql, params)
         return rows[0] if rows else None
 
@@ -309,12 +339,16 @@ class Transaction(_Statements):
     def now(self) -> int:
         return self._db.now()
 
+    @property
+    def dialect(self) -> str:
+        return self._db.dialect
+
     def _check(self) -> None:
         if not self._active:
             raise StorageError("transaction already finished", code="transaction_closed")
 
     def _in_transaction(self) -> bool:
-        return self._active and self._db._conn.in_transaction
+        return self._active and self._db._in_transaction()
 
     async def _statement(self, sql: str) -> None:
         await self._db._raw_execute(sql)
@@ -327,109 +361,36 @@ class Transaction(_Statements):
         self._check()
         return await self._db._raw_executemany(sql, seq_of_params)
 
-    async def fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
         self._check()
         return await self._db._raw_fetch(sql, params)
-
-
-#: What aiosqlite raises (as ValueError) for a closed connection.
-_AIOSQLITE_CLOSED = frozenset({"Connection closed", "no active connection"})
-
-
-class _DirectTransaction(_Statements):
-    """The executor of :meth:`Database.run_transaction`: every statement executes at once
-    on the sqlite3 connection (on the event loop's thread, or inside the database thread
-    when another process holds the database), so its coroutines finish without ever
-    suspending."""
-
-    __slots__ = ("_db", "_raw")
-
-    def __init__(self, db: Database, raw: sqlite3.Connection) -> None:
-        super().__init__()
-        self._db = db
-        self._raw = raw
-
-    def now(self) -> int:
-        return self._db.now()
-
-    def _run(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
-        try:
-            return self._raw.execute(sql, params)
-        except sqlite3.Error as e:
-            raise translate_sqlite_error(e, _short(sql)) from e
-
-    def _in_transaction(self) -> bool:
-        return self._raw.in_transaction
-
-    async def _statement(self, sql: str) -> None:
-        self._run(sql)
-
-    async def execute(self, sql: str, params: Params = ()) -> int:
-        return int(self._run(sql, params).rowcount)
-
-    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
-        try:
-            return int(self._raw.executemany(sql, seq_of_params).rowcount)
-        except sqlite3.Error as e:
-            raise translate_sqlite_error(e, _short(sql)) from e
-
-    async def fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        try:
-            return list(self._run(sql, params).fetchall())
-        except sqlite3.Error as e:
-            raise translate_sqlite_error(e, _short(sql)) from e
-
-
-def _run_body(
-    db: Database, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]]
-) -> T:
-    """On the calling thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
-    ROLLBACK and re-raise)."""
-    if raw.in_transaction:  # leftover of a failed rollback; never keep it
-        raw.rollback()
-    tx = _DirectTransaction(db, raw)
-    tx._run("BEGIN IMMEDIATE")
-    try:
-        coro = body(tx)
-        try:
-            coro.send(None)
-        except StopIteration as stop:
-            result: T = stop.value
-        else:
-            coro.close()
-            raise RuntimeError("run_transaction: the body awaited something other than tx")
-        tx._run("COMMIT")
-    except BaseException:
-        try:
-            if raw.in_transaction:
-                raw.rollback()
-        except sqlite3.Error as e:
-            log.error("ROLLBACK failed: %s", e)
-        raise
-    return result
 
 
 # --------------------------------------------------------------------------- database
 
 
 class Database:
-    """One aiosqlite connection plus a lock; see the module docstring.
+    """The interface: one connection plus a lock; see the module docstring.
 
-    Create with :meth:`open`; close with :meth:`close` (or ``async with``).
+    Create with :meth:`open` (which picks the backend from the URL); close with
+    :meth:`close` (or ``async with``).  A backend implements the ``_raw_*`` statement
+    methods, ``_in_transaction`` and ``_close_connection``, and may override
+    :meth:`run_transaction`, :meth:`_ready` and :meth:`_after_migrations`.
     """
+
+    #: ``"sqlite"`` or ``"postgres"``: the SQL dialect (see :attr:`Executor.dialect`).
+    dialect: str = ""
+    #: The statement that opens a transaction.
+    _begin_sql = "BEGIN"
 
     def __init__(
         self,
-        conn: aiosqlite.Connection,
-        target: DatabaseTarget,
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         lock_retries: int = DEFAULT_LOCK_RETRIES,
         retry_delay: float = DEFAULT_RETRY_DELAY,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._conn = conn
-        self.target = target
         self.busy_timeout_ms = busy_timeout_ms
         self.lock_retries = lock_retries
         self.retry_delay = retry_delay
@@ -454,93 +415,52 @@ class Database:
         """Open (creating if needed) a database, configure it and bring the schema up to
         date.
 
-        :param url_or_path: ``sqlite:///relative.db``, ``sqlite:////abs/path.db``, a plain
+        :param url_or_path: ``postgresql://user:password@host:port/dbname`` (also
+            ``postgres://``; a unix socket directory as ``?host=/run/postgresql``), or
+            for SQLite ``sqlite:///relative.db``, ``sqlite:////abs/path.db``, a plain
             path, or ``:memory:`` / ``sqlite://`` for an in-memory database.
-        :param busy_timeout_ms: how long SQLite waits for another connection's lock.
+        :param busy_timeout_ms: how long a statement waits for another connection's lock.
         :param lock_retries: extra attempts of BEGIN/COMMIT/autocommit statements that
-            still failed with "database is locked" after the busy timeout.
+            still failed with a lock error after the busy timeout.
         :param retry_delay: first backoff delay in seconds (doubled on each retry).
         :param migrate: apply pending migrations (``False`` only checks the version is not
             too new; used by tests and tools).
         :param check_writable: fail fast with ``StorageUnavailable(code="readonly")`` if the
             database cannot be written.  Default: yes, unless the URL asks for a read-only
-            connection (``?mode=ro``).
-        :raises SchemaTooNew: the file was written by a newer version of the code.
-        :raises StorageUnavailable: the file cannot be opened / written (``.code``).
+            connection (SQLite's ``?mode=ro``).
+        :raises SchemaTooNew: the database was written by a newer version of the code.
+        :raises StorageUnavailable: the database cannot be opened / written (``.code``).
         """
-        from . import migrations  # local import: migrations imports this module
+        from . import migrations  # local imports: they import this module
 
-        target = parse_database_url(url_or_path)
-        if target.path is not None and not target.read_only:
-            try:
-                target.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise StorageUnavailable(
-                    f"cannot create the directory of {target.path}: {e}", code="cannot_open"
-                ) from e
+        options: dict[str, Any] = {
+            "busy_timeout_ms": busy_timeout_ms,
+            "lock_retries": lock_retries,
+            "retry_delay": retry_delay,
+            "clock": clock,
+        }
+        db: Database
+        if is_postgres_url(url_or_path):
+            from .postgres import PostgresDatabase
+
+            db = await PostgresDatabase.connect(os.fspath(url_or_path), **options)
+        else:
+            from .sqlite import SQLiteDatabase
+
+            db = await SQLiteDatabase.connect(parse_database_url(url_or_path), **options)
         try:
-            conn = await aiosqlite.connect(
-                target.database,
-                uri=True,
-                isolation_level=None,  # autocommit; we issue BEGIN/COMMIT ourselves
-                timeout=busy_timeout_ms / 1000,
-                # run_transaction uses it from the event loop's thread too, while holding
-                # the lock (so aiosqlite's thread is idle); see _run_inline
-                check_same_thread=False,
-            )
-        except sqlite3.Error as e:
-            raise translate_sqlite_error(e, f"opening {target.path or target.database}") from e
-        conn.row_factory = sqlite3.Row
-        db = cls(
-            conn,
-            target,
-            busy_timeout_ms=busy_timeout_ms,
-            lock_retries=lock_retries,
-            retry_delay=retry_delay,
-            clock=clock,
-        )
-        try:
-            await db._configure()
             if migrate:
                 await migrations.upgrade(db)
             else:
                 await migrations.check_version(db)
-            if check_writable is None:
-                check_writable = not target.read_only
-            if check_writable and not target.is_memory:
-                await db._probe_writable()
+            await db._after_migrations(check_writable)
         except BaseException:
             await db.close()
             raise
         return db
 
-    async def _configure(self) -> None:
-        """PRAGMAs for this connection (they are per connection, not stored in the file)."""
-        await self._raw_execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-        await self._raw_execute("PRAGMA foreign_keys = ON")
-        if not self.target.is_memory:
-            mode = await self._with_retries(
-                lambda: self._raw_fetchval("PRAGMA journal_mode = WAL"), "journal_mode"
-            )
-            if str(mode).lower() != "wal":
-                log.warning("could not switch %s to WAL (journal_mode=%s)", self.target.path, mode)
-        await self._raw_execute("PRAGMA synchronous = NORMAL")
-        await self._raw_execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
-
-    async def _probe_writable(self) -> None:
-        """Try a write (rolled back) so a read-only database fails at start-up, clearly."""
-        async with self._lock:
-            try:
-                await self._begin()
-                await self._raw_execute("CREATE TABLE _storage_write_probe (x INTEGER)")
-            except StorageUnavailable as e:
-                if e.code == "locked":
-                    raise
-                raise StorageUnavailable(
-                    f"database {self.target.path} is not writable ({e.code}): {e}", code=e.code
-                ) from e
-            finally:
-                await self._rollback_quietly()
+    async def _after_migrations(self, check_writable: bool | None) -> None:
+        """Last step of :meth:`open` (SQLite: probe that the file can be written)."""
 
     async def close(self) -> None:
         """Wait for the running transaction, then close the connection.  Idempotent."""
@@ -552,14 +472,12 @@ class Database:
             if self._closed:
                 return
             self._closed = True
-            try:
-                with suppress(sqlite3.Error, ValueError):
-                    await self._conn.execute("PRAGMA optimize")
-                await self._conn.close()
-            except (sqlite3.Error, ValueError) as e:  # pragma: no cover - best effort
-                log.warning("error while closing the database: %s", e)
+            await self._close_connection()
 
-    async def __aenter__(self) -> Database:
+    async def _close_connection(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -588,8 +506,8 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
-        """``async with db.transaction() as tx:`` – BEGIN IMMEDIATE … COMMIT, or
-        ROLLBACK if the block raises (the exception propagates).
+        """``async with db.transaction() as tx:`` – BEGIN … COMMIT, or ROLLBACK if the
+        block raises (the exception propagates).
 
         Nested use in the same task becomes a SAVEPOINT of the running transaction.
         BEGIN and COMMIT are retried with backoff while the database is locked by
@@ -626,86 +544,43 @@ class Database:
                     _CURRENT_TX.set(None)
 
     async def run_transaction(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
-        """Run ``body(tx)`` as one transaction at once, without a trip per statement.
-
-        Same effect as ``async with db.transaction() as tx: return await body(tx)``, but
-        the statements run straight on the sqlite3 connection, on the event loop's thread
-        (:meth:`_run_inline`), instead of one event-loop round trip each, which matters
-        when the loop is busy: ``body`` may only await ``tx`` (the repository functions),
-        nothing else.  While another process holds the database it runs on the database
-        thread instead, retried like BEGIN (nothing of a failed attempt is kept)."""
+        """Run ``body(tx)`` as one transaction (a move): ``body`` may only await ``tx``
+        (the repository functions), nothing else.  Same effect as ``async with
+        db.transaction() as tx: return await body(tx)``; a backend may run it faster
+        (SQLite: at once on the event loop's thread)."""
         if self._joinable() is not None:
             raise StorageError("run_transaction inside a transaction", code="misuse")
+        async with self.transaction() as tx:
+            return await body(tx)
 
-        async def attempt() -> T:
-            self._check_open()
-            try:
-                # aiosqlite runs the function in its thread with the sqlite3 connection
-                result: T = await self._conn._execute(  # type: ignore[no-untyped-call]
-                    _run_body, self, self._conn._conn, body
-                )
-                return result
-            except ValueError as e:
-                if str(e) not in _AIOSQLITE_CLOSED:  # the body's own error
-                    raise
-                raise self._translate(e, "transaction") from e
+    def _in_transaction(self) -> bool:
+        """True while the connection is inside a transaction."""
+        raise NotImplementedError
 
-        async with self._lock:
-            self._check_open()
-            try:
-                return self._run_inline(body)
-            except StorageUnavailable as e:
-                if e.code != "locked":
-                    raise
-            # another process holds the database: wait for it on the database thread
-            return await self._with_retries(attempt, "transaction")
-
-    def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
-        """Run ``body`` as one transaction right here, on the event loop's thread.
-
-        A move is a handful of statements (well under a millisecond): handing it to
-        aiosqlite's thread cost two wake-ups of a busy event loop and, while the loop ran
-        Python, a wait for the GIL after every statement (several milliseconds of a
-        click's latency under load, see bench/README.md).  The caller holds the lock, so
-        the connection is idle.  Nothing here may block the loop: the busy timeout is 0
-        (another process holding the database raises ``"locked"`` at once and the caller
-        waits on the database thread instead) and the commit does not checkpoint the WAL
-        (the statements run on the database thread do; a checkpoint writes and syncs the
-        database file)."""
-        raw: sqlite3.Connection = self._conn._conn
-        try:
-            raw.execute("PRAGMA busy_timeout = 0")
-            raw.execute("PRAGMA wal_autocheckpoint = 0")
-        except sqlite3.Error as e:
-            raise translate_sqlite_error(e, "PRAGMA") from e
-        try:
-            return _run_body(self, raw, body)
-        finally:
-            try:
-                raw.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                raw.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
-            except sqlite3.Error as e:  # pragma: no cover - setting a PRAGMA reads nothing
-                log.error("could not restore the connection's PRAGMAs: %s", e)
+    async def _ready(self) -> None:
+        """Called with the lock held, outside any transaction, before BEGIN or an
+        autocommit statement (PostgreSQL: connect again after a lost connection)."""
 
     async def _begin(self) -> None:
-        if self._conn.in_transaction:  # leftover of a failed rollback; never keep it
+        await self._ready()
+        if self._in_transaction():  # leftover of a failed rollback; never keep it
             log.warning("connection was left inside a transaction; rolling it back")
             await self._rollback_quietly()
-        await self._with_retries(lambda: self._raw_execute("BEGIN IMMEDIATE"), "BEGIN")
+        await self._with_retries(lambda: self._raw_execute(self._begin_sql), "BEGIN")
 
     async def _commit(self) -> None:
         await self._with_retries(lambda: self._raw_execute("COMMIT"), "COMMIT")
 
     async def _rollback_quietly(self) -> None:
         try:
-            if self._conn.in_transaction:
-                await self._conn.execute("ROLLBACK")
-        except (sqlite3.Error, ValueError) as e:
+            if not self._closed and self._in_transaction():
+                await self._raw_execute("ROLLBACK")
+        except StorageError as e:
             log.error("ROLLBACK failed: %s", e)
 
     async def _with_retries(self, op: Callable[[], Awaitable[T]], what: str) -> T:
-        """Run ``op``; if it fails with "database is locked", retry a bounded number of
-        times with exponential backoff (plus jitter)."""
+        """Run ``op``; if it fails with a lock error ("database is locked", a deadlock),
+        retry a bounded number of times with exponential backoff (plus jitter)."""
         attempt = 0
         while True:
             try:
@@ -730,34 +605,14 @@ class Database:
         if self._closed:
             raise StorageUnavailable("the database is closed", code="closed")
 
-    def _translate(self, e: Exception, sql: str) -> StorageError:
-        if isinstance(e, sqlite3.Error):
-            return translate_sqlite_error(e, _short(sql))
-        # aiosqlite raises ValueError("Connection closed"/"no active connection")
-        return StorageUnavailable(f"database connection is closed ({e})", code="closed")
-
     async def _raw_execute(self, sql: str, params: Params = ()) -> int:
-        self._check_open()
-        try:
-            async with self._conn.execute(sql, params) as cur:
-                return int(cur.rowcount)
-        except (sqlite3.Error, ValueError) as e:
-            raise self._translate(e, sql) from e
+        raise NotImplementedError
 
     async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
-        self._check_open()
-        try:
-            async with self._conn.executemany(sql, seq_of_params) as cur:
-                return int(cur.rowcount)
-        except (sqlite3.Error, ValueError) as e:
-            raise self._translate(e, sql) from e
+        raise NotImplementedError
 
-    async def _raw_fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        self._check_open()
-        try:
-            return list(await self._conn.execute_fetchall(sql, params))
-        except (sqlite3.Error, ValueError) as e:
-            raise self._translate(e, sql) from e
+    async def _raw_fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        raise NotImplementedError
 
     async def _raw_fetchval(self, sql: str, params: Params = ()) -> Any:
         rows = await self._raw_fetch(sql, params)
@@ -768,7 +623,8 @@ class Database:
         transaction is handled by the callers)."""
         async with self._lock:
             self._check_open()
-            return await self._with_retries(op, _short(sql))
+            await self._ready()
+            return await self._with_retries(op, short_sql(sql))
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement (autocommit, or inside this task's transaction); return the
@@ -784,14 +640,14 @@ class Database:
         async with self.transaction() as tx:
             return await tx.executemany(sql, params)
 
-    async def fetch(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        """Run a query and return all rows (:class:`sqlite3.Row`, indexable by name)."""
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run a query and return all rows (indexable by position and by name)."""
         tx = self._joinable()
         if tx is not None:
             return await tx.fetch(sql, params)
         return await self._autocommit(lambda: self._raw_fetch(sql, params), sql)
 
-    async def fetchrow(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    async def fetchrow(self, sql: str, params: Params = ()) -> Row | None:
         """Run a query and return its first row, or None."""
         rows = await self.fetch(sql, params)
         return rows[0] if rows else None
@@ -801,13 +657,8 @@ class Database:
         row = await self.fetchrow(sql, params)
         return None if row is None else row[column]
 
-    async def pragma(self, name: str) -> Any:
-        """Read a PRAGMA value (e.g. ``await db.pragma("journal_mode")``)."""
-        if not name.replace("_", "").isalnum():
-            raise ValueError(f"bad pragma name {name!r}")
-        return await self.fetchval(f"PRAGMA {name}")
 
-
-def _short(sql: str) -> str:
+def short_sql(sql: str) -> str:
+    """One line of at most 60 characters of ``sql``, for messages."""
     one_line = " ".join(sql.split())
     return one_line if len(one_line) <= 60 else one_line[:57] + "..."

@@ -21,6 +21,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailable",
     "is_busy",
+    "translate_postgres_error",
     "translate_sqlite_error",
     "unavailable_code",
 ]
@@ -51,7 +52,9 @@ class StorageUnavailable(StorageError):
     * ``"permission_denied"`` – access denied by the OS;
     * ``"corrupt"`` – the file is not a database or is damaged;
     * ``"no_memory"`` – SQLite ran out of memory;
-    * ``"closed"`` – the :class:`~storage.db.Database` was already closed.
+    * ``"closed"`` – the :class:`~storage.db.Database` was already closed;
+    * ``"disconnected"`` – the connection to the database server was lost (PostgreSQL;
+      the next transaction connects again).
     """
 
     code = "unavailable"
@@ -186,6 +189,7 @@ _HINTS: dict[str, str] = {
     "permission_denied": "access to the database was denied",
     "corrupt": "the database file is damaged or not an SQLite database",
     "no_memory": "SQLite ran out of memory",
+    "disconnected": "the connection to the database server was lost",
 }
 
 
@@ -223,3 +227,43 @@ def translate_sqlite_error(exc: sqlite3.Error, context: str = "") -> StorageErro
     if isinstance(exc, sqlite3.IntegrityError):
         return IntegrityViolation(f"constraint violated{where}: {exc}")
     return StorageError(f"sqlite error{where}: {exc}", code="sqlite_error")
+
+
+# PostgreSQL SQLSTATE classes / codes (https://www.postgresql.org/docs/current/errcodes-appendix.html)
+_POSTGRES_CODES: tuple[tuple[str, str], ...] = (
+    ("40P01", "locked"),  # deadlock_detected
+    ("40001", "locked"),  # serialization_failure
+    ("55P03", "locked"),  # lock_not_available (lock_timeout)
+    ("53100", "disk_full"),  # disk_full
+    ("53200", "no_memory"),  # out_of_memory
+    ("25006", "readonly"),  # read_only_sql_transaction (e.g. a standby)
+    ("42501", "permission_denied"),  # insufficient_privilege
+    ("28", "permission_denied"),  # invalid authorization (class 28)
+    ("08", "disconnected"),  # connection exceptions (class 08)
+    ("57P", "disconnected"),  # operator intervention: shutdown, crash (57P01…57P03)
+    ("58", "io_error"),  # system error (class 58)
+    ("53", "cannot_open"),  # insufficient resources (too many connections…)
+    ("XX001", "corrupt"),  # data_corrupted
+    ("XX002", "corrupt"),  # index_corrupted
+)
+
+
+def translate_postgres_error(exc: BaseException, context: str = "") -> StorageError:
+    """Map an asyncpg exception (or a lost connection's ``OSError``) to the matching
+    :class:`StorageError`.  Chain the original (``raise … from e``)."""
+    where = f" during {context}" if context else ""
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        if sqlstate.startswith("23"):  # integrity_constraint_violation
+            return IntegrityViolation(f"constraint violated{where}: {exc}")
+        for prefix, code in _POSTGRES_CODES:
+            if sqlstate.startswith(prefix):
+                return StorageUnavailable(
+                    f"database unavailable ({code}){where}: {_HINTS[code]} [{exc}]", code=code
+                )
+        return StorageError(f"postgres error {sqlstate}{where}: {exc}", code="postgres_error")
+    # asyncpg.InterfaceError (connection closed), ConnectionError, OSError
+    return StorageUnavailable(
+        f"database unavailable (disconnected){where}: {_HINTS['disconnected']} [{exc}]",
+        code="disconnected",
+    )

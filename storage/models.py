@@ -6,9 +6,10 @@ game engine.  Timestamps are integer unix seconds.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Literal
+
+from .db import Row
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -22,6 +23,7 @@ __all__ = [
     "FinishedGameRow",
     "GameRow",
     "GameStatus",
+    "PlayedSmazzataRow",
     "ScoreDelta",
     "ScoreRow",
     "SeatKind",
@@ -50,7 +52,7 @@ class ChatRow:
     updated_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> ChatRow:
+    def from_row(cls, r: Row) -> ChatRow:
         return cls(r["chat_id"], r["language"], r["settings_json"], r["updated_at"])
 
 
@@ -67,7 +69,7 @@ class UserRow:
     updated_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> UserRow:
+    def from_row(cls, r: Row) -> UserRow:
         return cls(
             r["user_id"],
             r["first_name"],
@@ -180,7 +182,7 @@ class ActionRow:
     created_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> ActionRow:
+    def from_row(cls, r: Row) -> ActionRow:
         return cls(
             r["game_id"], r["seq"], r["seat"], r["code"], r["actor"], r["user_id"], r["created_at"]
         )
@@ -203,7 +205,7 @@ class ScoreRow:
     updated_at: int
 
     @classmethod
-    def from_row(cls, r: sqlite3.Row) -> ScoreRow:
+    def from_row(cls, r: Row) -> ScoreRow:
         return cls(
             r["chat_id"],
             r["user_id"],
@@ -283,6 +285,22 @@ class SmazzataResultRow:
     smazzata_index: int
     result_json: str
     created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedSmazzataRow:
+    """One scored smazzata of a game where a user sits as a human (their statistics).
+
+    ``game_status``/``settings_json`` belong to the game (a finished match counts as
+    played; its options say who won); ``seat`` is the user's seat in it."""
+
+    game_id: int
+    chat_id: int
+    game_status: GameStatus
+    settings_json: str
+    seat: int
+    smazzata_index: int
+    result_json: str
 
 
 @dataclass(frozen=True, slots=True)

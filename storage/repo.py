@@ -42,6 +42,7 @@ from .models import (
     FinishedGameRow,
     GameRow,
     GameStatus,
+    PlayedSmazzataRow,
     ScoreDelta,
     ScoreRow,
     SeatRow,
@@ -56,6 +57,7 @@ __all__ = [
     "apply_score_deltas",
     "briscola_leaderboard",
     "create_lobby",
+    "database_size",
     "games_of_user",
     "get_active_game",
     "get_chat_settings",
@@ -69,6 +71,7 @@ __all__ = [
     "load_smazzata_results",
     "migrate_chat",
     "patch_ui",
+    "played_smazzate",
     "record_action",
     "record_match_end",
     "record_smazzata_result",
@@ -118,13 +121,24 @@ def _status(value: str) -> GameStatus:
     return value
 
 
-_GAME_COLUMNS = """
+_SEAT_FIELDS = (
+    "s.seat, s.kind, s.user_id, s.display_name, s.language_code, s.computer_level, "
+    "s.afk_strikes, s.away"
+)
+
+#: A game's columns with its seats as one JSON array (per dialect; an empty array for a
+#: game without seats).
+_GAME_COLUMNS = {
+    dialect: f"""
     g.game_id, g.chat_id, g.thread_id, g.status, g.creator_id, g.settings_json, g.seed,
     g.version, g.ui_json, g.turn_deadline, g.created_at, g.updated_at, g.finished_at,
-    (SELECT json_group_array(json_array(s.seat, s.kind, s.user_id, s.display_name,
-            s.language_code, s.computer_level, s.afk_strikes, s.away))
-     FROM seats AS s WHERE s.game_id = g.game_id) AS seats_json
+    (SELECT {seats} FROM seats AS s WHERE s.game_id = g.game_id) AS seats_json
 """
+    for dialect, seats in (
+        ("sqlite", f"json_group_array(json_array({_SEAT_FIELDS}))"),
+        ("postgres", f"COALESCE(json_agg(json_build_array({_SEAT_FIELDS})), '[]')"),
+    )
+}
 
 
 async def _select_games(
@@ -134,7 +148,7 @@ async def _select_games(
     query, so the result is a consistent snapshot.  The snapshot JSON (the largest column)
     is left out (None) when the game is at ``snapshot_unless_version``."""
     rows = await ex.fetch(
-        f"SELECT {_GAME_COLUMNS}, "
+        f"SELECT {_GAME_COLUMNS[ex.dialect]}, "
         f"CASE WHEN g.version = ? THEN NULL ELSE g.snapshot_json END AS snapshot_json "
         f"FROM games AS g WHERE {where} ORDER BY g.game_id",
         (snapshot_unless_version, *params),
@@ -283,14 +297,13 @@ async def create_lobby(
         if existing is not None:
             raise ActiveGameExists(chat_id, thread_id, existing)
         try:
-            await tx.execute(
+            game_id = await tx.fetchval(
                 "INSERT INTO games (chat_id, thread_id, status, creator_id, settings_json, "
-                "created_at, updated_at) VALUES (?, ?, 'lobby', ?, ?, ?, ?)",
+                "created_at, updated_at) VALUES (?, ?, 'lobby', ?, ?, ?, ?) RETURNING game_id",
                 (chat_id, thread_id, creator_id, settings_json, now, now),
             )
         except IntegrityViolation as e:  # belt and braces: the unique index fired
             raise ActiveGameExists(chat_id, thread_id, None) from e
-        game_id = await tx.fetchval("SELECT last_insert_rowid()")
     return int(game_id)
 
 
@@ -504,16 +517,25 @@ async def patch_ui(ex: Executor, game_id: int, changes: Mapping[str, Any]) -> st
     """Atomically merge top-level keys into the UI JSON object (a value of None deletes
     the key).  Return the new JSON text.  One statement (it is written after every
     redraw, so it must not hold the connection for a read-modify-write round trip)."""
-    expr, params = "CASE WHEN json_type(ui_json) = 'object' THEN ui_json ELSE '{}' END", []
-    removed = [k for k, v in changes.items() if v is None]
-    if removed:
-        expr = f"json_remove({expr}{', ?' * len(removed)})"
-        params += [_ui_path(k) for k in removed]
-    kept = [(k, v) for k, v in changes.items() if v is not None]
-    if kept:
-        expr = f"json_set({expr}{', ?, json(?)' * len(kept)})"
-        for key, value in kept:
-            params += [_ui_path(key), json.dumps(value, separators=(",", ":"))]
+    removed = [_ui_key(k) for k, v in changes.items() if v is None]
+    kept = {_ui_key(k): v for k, v in changes.items() if v is not None}
+    params: list[Any] = []
+    if ex.dialect == "postgres":
+        expr = "CASE WHEN json_typeof(ui_json::json) = 'object' THEN ui_json::jsonb ELSE '{}' END"
+        if removed:
+            expr, params = f"({expr}) - CAST(? AS text[])", [*params, removed]
+        if kept:
+            expr, params = f"({expr}) || CAST(? AS jsonb)", [*params, _compact(kept)]
+        expr = f"({expr})::text"
+    else:
+        expr = "CASE WHEN json_type(ui_json) = 'object' THEN ui_json ELSE '{}' END"
+        if removed:
+            expr = f"json_remove({expr}{', ?' * len(removed)})"
+            params += [f'$."{key}"' for key in removed]
+        if kept:
+            expr = f"json_set({expr}{', ?, json(?)' * len(kept)})"
+            for key, value in kept.items():
+                params += [f'$."{key}"', _compact(value)]
     rows = await ex.fetch(
         f"UPDATE games SET ui_json = {expr}, updated_at = ? WHERE game_id = ? "
         "RETURNING ui_json",
@@ -524,10 +546,14 @@ async def patch_ui(ex: Executor, game_id: int, changes: Mapping[str, Any]) -> st
     return str(rows[0][0])
 
 
-def _ui_path(key: str) -> str:
+def _ui_key(key: str) -> str:
     if not key or not all(c.isalnum() or c == "_" for c in key):
         raise ValueError(f"bad UI key {key!r}")
-    return f'$."{key}"'
+    return key
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 async def set_status(
@@ -550,15 +576,18 @@ async def set_status(
         if expected_status is not None:
             await _require_status(tx, game_id, expected_status)
         try:
-            n = await tx.execute(
-                "UPDATE games SET status = ?, updated_at = ?, "
-                "finished_at = CASE WHEN ? THEN ? ELSE NULL END, "
-                "turn_deadline = CASE WHEN ? THEN NULL ELSE turn_deadline END "
-                "WHERE game_id = ?",
-                (status, now, ended, now, ended, game_id),
-            )
+            # in a savepoint: PostgreSQL refuses any statement in a failed transaction
+            async with tx.transaction() as update:
+                n = await update.execute(
+                    "UPDATE games SET status = ?, updated_at = ?, "
+                    "finished_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE NULL END, "
+                    "turn_deadline = CASE WHEN ? THEN NULL ELSE turn_deadline END "
+                    "WHERE game_id = ?",
+                    (status, now, ended, now, ended, game_id),
+                )
         except IntegrityViolation as e:
-            if "games.chat_id" in str(e):
+            # SQLite names the columns, PostgreSQL the index
+            if "games.chat_id" in str(e) or "games_one_active_per_thread" in str(e):
                 row = await tx.fetchrow(
                     "SELECT chat_id, thread_id FROM games WHERE game_id = ?", (game_id,)
                 )
@@ -676,7 +705,7 @@ async def record_action(
         n = await t.execute(
             "UPDATE games SET version = version + 1, snapshot_json = ?, "
             "status = COALESCE(?, status), updated_at = ?, "
-            "finished_at = CASE WHEN ? THEN ? ELSE finished_at END, "
+            "finished_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE finished_at END, "
             "turn_deadline = ? "
             "WHERE game_id = ? AND version = ? AND status = 'playing'",
             (
@@ -741,6 +770,27 @@ async def load_smazzata_results(ex: Executor, game_id: int) -> list[SmazzataResu
     return [SmazzataResultRow(r[0], r[1], r[2], r[3]) for r in rows]
 
 
+async def played_smazzate(ex: Executor, user_id: int) -> list[PlayedSmazzataRow]:
+    """Every stored smazzata result of the games where ``user_id`` sits as a human, with
+    the game's chat, status and settings and the user's seat; by game, then smazzata.
+
+    Read-only and served by existing indexes (``seats_by_user``, the primary key of
+    ``smazzata_results``): statistics cost nothing per move."""
+    rows = await ex.fetch(
+        "SELECT g.game_id, g.chat_id, g.status, g.settings_json, s.seat, "
+        "r.smazzata_index, r.result_json "
+        "FROM seats AS s "
+        "JOIN games AS g ON g.game_id = s.game_id "
+        "JOIN smazzata_results AS r ON r.game_id = s.game_id "
+        "WHERE s.user_id = ? AND s.kind = 'human' "
+        "ORDER BY g.game_id, r.smazzata_index",
+        (_int64(user_id, "user_id"),),
+    )
+    return [
+        PlayedSmazzataRow(r[0], r[1], _status(r[2]), r[3], r[4], r[5], r[6]) for r in rows
+    ]
+
+
 # --------------------------------------------------------------------------- scores
 
 
@@ -758,11 +808,11 @@ async def apply_score_deltas(tx: Executor, chat_id: int, deltas: Sequence[ScoreD
         "chiamante_count, chiamante_wins, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) "
         "ON CONFLICT (chat_id, user_id) DO UPDATE SET "
         "display_name = CASE WHEN excluded.display_name <> '' THEN excluded.display_name "
-        "ELSE display_name END, "
-        "total = total + excluded.total, smazzate = smazzate + 1, "
-        "smazzate_won = smazzate_won + excluded.smazzate_won, "
-        "chiamante_count = chiamante_count + excluded.chiamante_count, "
-        "chiamante_wins = chiamante_wins + excluded.chiamante_wins, "
+        "ELSE scores.display_name END, "
+        "total = scores.total + excluded.total, smazzate = scores.smazzate + 1, "
+        "smazzate_won = scores.smazzate_won + excluded.smazzate_won, "
+        "chiamante_count = scores.chiamante_count + excluded.chiamante_count, "
+        "chiamante_wins = scores.chiamante_wins + excluded.chiamante_wins, "
         "updated_at = excluded.updated_at",
         [
             (
@@ -793,8 +843,9 @@ async def record_match_end(
     await tx.executemany(
         "INSERT INTO scores (chat_id, user_id, display_name, matches, matches_won, updated_at) "
         "VALUES (?, ?, COALESCE((SELECT first_name FROM users WHERE user_id = ?), ''), 1, ?, ?) "
-        "ON CONFLICT (chat_id, user_id) DO UPDATE SET matches = matches + 1, "
-        "matches_won = matches_won + excluded.matches_won, updated_at = excluded.updated_at",
+        "ON CONFLICT (chat_id, user_id) DO UPDATE SET matches = scores.matches + 1, "
+        "matches_won = scores.matches_won + excluded.matches_won, "
+        "updated_at = excluded.updated_at",
         [(chat_id, uid, uid, int(uid in winners), now) for uid in users],
     )
 
@@ -809,7 +860,7 @@ async def leaderboard(ex: Executor, chat_id: int, limit: int = 50) -> list[Score
     """The chat's leaderboard: total points descending, then name."""
     rows = await ex.fetch(
         f"SELECT {_SCORE_COLUMNS} FROM scores WHERE chat_id = ? "
-        "ORDER BY total DESC, display_name COLLATE NOCASE, user_id LIMIT ?",
+        "ORDER BY total DESC, lower(display_name), user_id LIMIT ?",
         (chat_id, limit),
     )
     return [ScoreRow.from_row(r) for r in rows]
@@ -928,19 +979,23 @@ async def migrate_chat(ex: Executor, old_chat_id: int, new_chat_id: int) -> Chat
         # "WHERE true" avoids the INSERT ... SELECT ... ON CONFLICT parsing ambiguity.
         await tx.execute(
             f"INSERT INTO scores ({_SCORE_COLUMNS}) "
-            "SELECT ?, user_id, display_name, total, matches, matches_won, smazzate, "
+            "SELECT CAST(? AS BIGINT), user_id, display_name, total, matches, matches_won, "
+            "smazzate, "
             "smazzate_won, chiamante_count, chiamante_wins, updated_at "
             "FROM scores WHERE chat_id = ? AND true "
             "ON CONFLICT (chat_id, user_id) DO UPDATE SET "
-            "display_name = CASE WHEN excluded.updated_at > updated_at "
-            "AND excluded.display_name <> '' THEN excluded.display_name ELSE display_name END, "
-            "total = total + excluded.total, matches = matches + excluded.matches, "
-            "matches_won = matches_won + excluded.matches_won, "
-            "smazzate = smazzate + excluded.smazzate, "
-            "smazzate_won = smazzate_won + excluded.smazzate_won, "
-            "chiamante_count = chiamante_count + excluded.chiamante_count, "
-            "chiamante_wins = chiamante_wins + excluded.chiamante_wins, "
-            "updated_at = max(updated_at, excluded.updated_at)",
+            "display_name = CASE WHEN excluded.updated_at > scores.updated_at "
+            "AND excluded.display_name <> '' THEN excluded.display_name "
+            "ELSE scores.display_name END, "
+            "total = scores.total + excluded.total, "
+            "matches = scores.matches + excluded.matches, "
+            "matches_won = scores.matches_won + excluded.matches_won, "
+            "smazzate = scores.smazzate + excluded.smazzate, "
+            "smazzate_won = scores.smazzate_won + excluded.smazzate_won, "
+            "chiamante_count = scores.chiamante_count + excluded.chiamante_count, "
+            "chiamante_wins = scores.chiamante_wins + excluded.chiamante_wins, "
+            "updated_at = CASE WHEN excluded.updated_at > scores.updated_at "
+            "THEN excluded.updated_at ELSE scores.updated_at END",
             (new_chat_id, old_chat_id),
         )
         await tx.execute("DELETE FROM scores WHERE chat_id = ?", (old_chat_id,))
@@ -963,4 +1018,18 @@ async def migrate_chat(ex: Executor, old_chat_id: int, new_chat_id: int) -> Chat
         games_cancelled=clashes,
         scores_moved=scores_moved,
         scores_merged=scores_merged,
+    )
+
+
+# --------------------------------------------------------------------------- figures
+
+
+async def database_size(ex: Executor) -> int:
+    """The database's size in bytes (for the benchmarks)."""
+    if ex.dialect == "postgres":
+        return int(await ex.fetchval("SELECT pg_database_size(current_database())"))
+    return int(
+        await ex.fetchval(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+        )
     )

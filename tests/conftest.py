@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from bot.app import build_application
 from bot.config import Settings
 from bot.outbox import PacedRateLimiter
 from bot.runtime import Runtime
+from tests import pg
 
 #: Flood limits of the fake for the fast e2e runs: Telegram's shape, 20× faster. The bot's
 #: own pacing gets exactly the same numbers, so any 429 is a real pacing bug.
@@ -56,6 +58,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: the order within a rank is unchanged
 
 
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[pg.PostgresCluster]:
+    """A throwaway PostgreSQL cluster per test process (per pytest-xdist worker); skips
+    the test, with the reason, where none can be started (see tests/pg.py)."""
+    reason = pg.unavailable()
+    if reason is not None:
+        pytest.skip(f"PostgreSQL: {reason}")
+    cluster = pg.PostgresCluster()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+#: The database engines a test parametrised with ``database_url`` runs on.
+ENGINES = ("sqlite", "postgresql")
+
+
+@pytest.fixture(params=ENGINES)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database: an SQLite file, or a new database in this worker's
+    PostgreSQL cluster (dropped after the test)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'bot.db'}"
+        return
+    cluster: pg.PostgresCluster = request.getfixturevalue("pg_cluster")
+    url = cluster.new_database()
+    try:
+        yield url
+    finally:
+        cluster.drop_database(url)
+
+
 @pytest.fixture
 async def tg() -> AsyncIterator[Any]:
     from sandbox.fakeapi import FakeTelegram
@@ -64,12 +99,13 @@ async def tg() -> AsyncIterator[Any]:
         yield server
 
 
-def bot_settings(tg: Any, db_path: Path, **overrides: Any) -> Settings:
+def bot_settings(tg: Any, db_path: Path | str, **overrides: Any) -> Settings:
+    """The bot's settings for a test; ``db_path``: an SQLite file, or a database URL."""
     values: dict[str, Any] = {
         "bot_token": tg.token,
         "telegram_base_url": tg.base_url,
         "telegram_base_file_url": tg.base_file_url,
-        "database_url": f"sqlite:///{db_path}",
+        "database_url": db_path if isinstance(db_path, str) else f"sqlite:///{db_path}",
         "turn_timeout_seconds": 0,
         "computer_level": "facile",
         "computer_delay_seconds": 0,
@@ -79,12 +115,27 @@ def bot_settings(tg: Any, db_path: Path, **overrides: Any) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-class RunningBot:
-    """A started Application (long polling against the fake) and its runtime."""
+#: The secret of the webhook-mode tests (what WEBHOOK_SECRET would hold).
+WEBHOOK_SECRET = "test-webhook-secret_1"
 
-    def __init__(self, app: Application, speed: float) -> None:  # type: ignore[type-arg]
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for a webhook server's URL)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RunningBot:
+    """A started Application (long polling against the fake, or its webhook server with
+    ``webhook=True``) and its runtime."""
+
+    def __init__(
+        self, app: Application, speed: float, *, webhook: bool = False  # type: ignore[type-arg]
+    ) -> None:
         self.app = app
         self.speed = speed
+        self.webhook = webhook
 
     @property
     def rt(self) -> Runtime:
@@ -95,7 +146,14 @@ class RunningBot:
         assert self.app.post_init is not None
         await self.app.post_init(self.app)
         assert self.app.updater is not None
-        await self.app.updater.start_polling(poll_interval=0, timeout=1)
+        if self.webhook:
+            port = free_port()
+            await self.app.updater.start_webhook(
+                listen="127.0.0.1", port=port, url_path="hook", secret_token=WEBHOOK_SECRET,
+                webhook_url=f"http://127.0.0.1:{port}/hook",
+            )  # fmt: skip
+        else:
+            await self.app.updater.start_polling(poll_interval=0, timeout=1)
         await self.app.start()
         return self
 
@@ -111,7 +169,9 @@ class RunningBot:
         await self.app.shutdown()
 
 
-def make_bot(tg: Any, db_path: Path, speed: float = SPEED, **overrides: Any) -> RunningBot:
+def make_bot(
+    tg: Any, db_path: Path | str, speed: float = SPEED, *, webhook: bool = False, **overrides: Any
+) -> RunningBot:
     config = bot_settings(tg, db_path, **overrides)
     limiter = PacedRateLimiter(
         overall_max_rate=30 * speed, group_max_rate=20 * speed, max_retries=3
@@ -124,9 +184,10 @@ def make_bot(tg: Any, db_path: Path, speed: float = SPEED, **overrides: Any) -> 
         "chat_burst": 2.0,
         "private_burst": 1.0,
         "private_lazy_seconds": 4.0 / speed,
+        "messages_per_second": 27.0 * speed,
     }
     app = build_application(config, rate_limiter=limiter, outbox_rates=rates)
-    return RunningBot(app, speed)
+    return RunningBot(app, speed, webhook=webhook)
 
 
 @pytest.fixture

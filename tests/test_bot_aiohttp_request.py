@@ -149,3 +149,13 @@ async def test_requests_need_initialize_and_work_again_after_shutdown(
     with pytest.raises(NetworkError, match="not initialized"):  # PTB wraps the error
         await request.post(url + "123:abc/getMe")
     assert request.read_timeout == 5.0
+
+
+def test_each_method_is_sent_only_its_own_parameters() -> None:
+    from bot.aiohttp_request import own_parameters
+
+    params = {"chat_id": "5", "message_id": "7", "reply_markup": "{}", "parse_mode": "HTML"}
+    url = "https://api.telegram.org/bot1:x/editMessageReplyMarkup"
+    assert own_parameters(url, params) == {"chat_id": "5", "message_id": "7", "reply_markup": "{}"}
+    text_url = "https://api.telegram.org/bot1:x/editMessageText"
+    assert own_parameters(text_url, params) == params

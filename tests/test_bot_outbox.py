@@ -210,3 +210,77 @@ async def test_settled_waits_for_its_chats_edits_and_is_woken_by_them() -> None:
     assert not box.busy(8) and not box.busy(9)
     assert await asyncio.wait_for(box.settled({7, 8, 9}), 1) is None  # nothing wanted: at once
     await box.close()
+
+
+# --------------------------------------------------------------------------- delivery model
+
+
+async def test_a_group_is_paced_evenly_not_burst_then_wait() -> None:
+    bot = RecordingBot()
+    box = Outbox(bot, chat_rate=1000, group_per_minute=60, window_seconds=3.0)  # type: ignore[arg-type]
+    box._started -= 10  # not a restart
+    interval = box.interval(-5)
+    assert interval == pytest.approx(0.05)
+    for i in range(6):
+        box.edit(-5, 100 + i, f"table {i}")
+    await box.drain(5)
+    times = [c[0] for c in bot.calls]
+    assert len(times) == 6
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= interval * 0.95
+    assert max(gaps) < interval * 3  # no long silence either
+    await box.close()
+
+
+async def test_the_seat_in_turn_goes_first_then_tables_then_idle_hands() -> None:
+    bot = RecordingBot()
+    box = Outbox(bot, chat_rate=1000, messages_per_second=20)  # type: ignore[arg-type]
+    box._started -= 100
+    box.budget.burst = 1.0
+    await box.budget.acquire(0)  # the budget is busy for the next 50 ms
+    for chat in (1, 2, 3):
+        box.edit(chat, 1, f"idle hand {chat}", priority=2)
+    box.edit(-4, 1, "group table", priority=1)
+    box.edit(5, 1, "your turn", priority=0)
+    box.edit(6, 1, "idle hand 6", priority=2)
+    box.edit(6, 1, "idle hand 6, now your turn", priority=0)  # promoted while waiting
+    await box.drain(5)
+    order = [c[3] for c in bot.calls]
+    assert set(order[:2]) == {"your turn", "idle hand 6, now your turn"}
+    assert order[2] == "group table"
+    assert sorted(order[3:]) == ["idle hand 1", "idle hand 2", "idle hand 3"]
+    await box.close()
+
+
+async def test_a_retired_message_is_never_edited_and_deleted_after_the_edit_in_flight() -> None:
+    bot = GatedBot()
+    box = outbox(bot)
+    box.edit(7, 1, "old hand")
+    await asyncio.sleep(0.05)  # in flight, held by the gate
+    box.edit(7, 1, "newer content")
+    box.retire(7, 1)  # /mano: the hand is re-sent as a new message
+    box.edit(7, 1, "queued after the re-send")
+    released = asyncio.create_task(box.released(7, 1))
+    await asyncio.sleep(0.05)
+    assert not released.done()  # the edit in flight lands before the delete
+    bot.gates[7].set()
+    await asyncio.wait_for(released, 2)
+    await box.drain(2)
+    assert [c[3] for c in bot.calls] == ["old hand"]
+    await box.close()
+
+
+def test_after_a_restart_a_chat_is_paced_as_if_its_budget_had_been_used() -> None:
+    from bot.budget import ChatPace
+
+    pace = ChatPace(interval=60 / 18, per_window=18, window=60)
+    pace.assume_used(1000.0)
+    assert pace.ready_at(1000.0) == pytest.approx(1000.0)  # one call at once
+    first = pace.reserve(1000.0)
+    second = pace.reserve(1000.0)
+    assert second - first == pytest.approx(60 / 18)
+    calls = [first, second] + [pace.reserve(1000.0) for _ in range(30)]
+    assumed = [1000.0 - i * 60 / 18 for i in range(1, 19)]
+    every = sorted(assumed + calls)
+    worst = max(sum(1 for t in every if s <= t < s + 60 - 1e-6) for s in every)
+    assert worst <= 18  # Telegram's rolling minute never sees more than the budget

@@ -10,7 +10,7 @@ import pytest
 
 from bot import callbacks as cb
 from bot.config import ConfigError, load_settings
-from bot.i18n import LANGUAGES, catalog, tr
+from bot.i18n import LANGUAGES, catalog, plural_catalog, tr, trn
 from bot.prefs import MENU, Prefs, cycle
 from bot.render import keyboards as kb
 from bot.render import texts
@@ -29,13 +29,37 @@ def test_catalogs_have_the_same_keys_and_placeholders() -> None:
     for key in it:
         assert set(PLACEHOLDER.findall(it[key])) == set(PLACEHOLDER.findall(en[key])), key
         assert it[key].strip() and en[key].strip(), key
+    plural_it, plural_en = plural_catalog("it"), plural_catalog("en")
+    assert set(plural_it) == set(plural_en) and plural_it
+    for key, forms in plural_it.items():
+        assert len(forms) == len(plural_en[key]) == 2, key
+        for form in (*forms, *plural_en[key]):
+            assert "{n}" in form, key
+    assert not set(plural_it) & set(it)
+
+
+def test_counts_use_the_plural_forms_of_each_language() -> None:
+    assert [trn("it", "n.smazzate", n) for n in (0, 1, 2)] == [
+        "0 smazzate", "1 smazzata", "2 smazzate"]
+    assert [trn("en", "n.matches", n) for n in (0, 1, 2)] == ["0 matches", "1 match", "2 matches"]
+    assert trn("xx", "n.times", 1) == "1 volta"
+    rows = [("Ada", 3, 1, 1, 0, 0), ("Bea", -3, 2, 1, 1, 1)]
+    it = texts.leaderboard_text("it", rows)
+    assert "1 partita · 1 smazzata · mai chiamante" in it
+    assert "2 partite · 1 smazzata · chiamante 100% su 1" in it
+    en = texts.leaderboard_text("en", rows)
+    assert "1 match · 1 deal · never caller" in en and "2 matches" in en
 
 
 def test_every_key_used_in_the_code_exists() -> None:
     keys: set[str] = set()
+    plurals: set[str] = set()
     for path in BOT_DIR.rglob("*.py"):
         keys |= set(re.findall(r'tr\(\s*[\w.()]+,\s*"([a-z_]+\.[a-z_0-9.]+)"', path.read_text()))
         keys |= set(re.findall(r'Refused\("([a-z_]+\.[a-z_0-9.]+)"', path.read_text()))
+        plurals |= set(
+            re.findall(r'trn\(\s*[\w.()]+,\s*"([a-z_]+\.[a-z_0-9.]+)"', path.read_text())
+        )
     assert len(keys) > 100
     dynamic = {f"set.{o.key}" for o in MENU} | {"val.on", "val.off", "lobby.started",
                "lobby.cancelled", "seat.left", "seat.blocked", "rules.end_target",
@@ -46,9 +70,11 @@ def test_every_key_used_in_the_code_exists() -> None:
     dynamic |= {f"reason.{code}" for code in REASONS}
     from bot.features.help import GROUP_COMMANDS, PRIVATE_COMMANDS
     dynamic |= {f"cmd.{it}" for it, _ in GROUP_COMMANDS + PRIVATE_COMMANDS}
+    dynamic |= {"kind.rank", "kind.two", "kind.obbligato", "kind.carichi"}
     for lang in LANGUAGES:
         missing = (keys | dynamic) - set(catalog(lang))
         assert not missing, (lang, sorted(missing))
+        assert plurals and not plurals - set(plural_catalog(lang)), lang
 
 
 def test_tr_falls_back_and_formats() -> None:

@@ -101,10 +101,10 @@ def test_briscola_table_shows_face_up_stock_and_match_format_but_no_points() -> 
 
 
 def test_plural_forms_per_language() -> None:
-    assert trn("it", "table.stock", 1, n=1) == "Mazzo: 1 carta da pescare"
-    assert trn("it", "table.stock", 2, n=2) == "Mazzo: 2 carte da pescare"
-    assert trn("en", "final.smazzate_won", 1, n=1) == "1 smazzata won"
-    assert trn("en", "final.smazzate_won", 0, n=0) == "0 smazzate won"
+    assert trn("it", "table.stock", 1) == "Mazzo: 1 carta da pescare"
+    assert trn("it", "table.stock", 2) == "Mazzo: 2 carte da pescare"
+    assert trn("en", "final.smazzate_won", 1) == "1 smazzata won"
+    assert trn("en", "final.smazzate_won", 0) == "0 smazzate won"
     assert plural_catalog("it").keys() == plural_catalog("en").keys()
     for lang in LANGUAGES:
         assert all(len(forms) == 2 for forms in plural_catalog(lang).values())

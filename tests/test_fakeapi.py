@@ -14,6 +14,7 @@ import textwrap
 
 import aiohttp
 import pytest
+from aiohttp import web
 from telegram import (
     Bot,
     ChatFullInfo,
@@ -890,3 +891,122 @@ async def test_forged_callback_data_reaches_the_bot(tg: FakeTelegram, bot: Bot, 
     assert data[1] == "a:\udcff\udcfe:\udcc3"  # lone surrogates, as JSON escapes
     assert data[2] == "caf\u00e9 \u2603"
     assert not tg.internal_errors
+
+
+# ---------------------------------------------------------------------------------------
+# webhooks: delivery by POST
+# ---------------------------------------------------------------------------------------
+
+
+class WebhookEndpoint:
+    """A bot's webhook server on 127.0.0.1 that records every request and answers
+    ``status``."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.status = status
+        self.requests: list[tuple[dict[str, str], dict]] = []
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.requests.append((dict(request.headers), await request.json()))
+        return web.Response(status=self.status)
+
+    async def __aenter__(self) -> WebhookEndpoint:
+        app = web.Application()
+        app.router.add_post("/hook", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/hook"
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._runner is not None
+        await self._runner.cleanup()
+
+
+async def test_webhook_delivers_updates_by_post_with_the_secret(
+    tg: FakeTelegram, bot: Bot
+) -> None:
+    async with WebhookEndpoint() as endpoint:
+        assert await bot.set_webhook(endpoint.url, secret_token="s3cr-et_1", max_connections=5)
+        dave = tg.add_user("Dave")
+        await dave.start_bot()
+        await dave.dm("due")
+        await tg.wait_until(lambda: len(endpoint.requests) == 2 and not tg.pending_updates)
+        (headers, first), (_, second) = endpoint.requests
+        assert headers["X-Telegram-Bot-Api-Secret-Token"] == "s3cr-et_1"
+        assert headers["Content-Type"].startswith("application/json")
+        assert first["message"]["text"] == "/start" and second["message"]["text"] == "due"
+        assert second["update_id"] == first["update_id"] + 1  # in order, each once
+        assert [d.ok for d in tg.webhook_deliveries] == [True, True]
+        info = await bot.get_webhook_info()
+        assert (info.url, info.pending_update_count, info.max_connections) == (endpoint.url, 0, 5)
+        assert info.last_error_message is None
+        with pytest.raises(Conflict, match=r"(?i)webhook is active"):
+            await bot.get_updates()
+        # without a secret no header is sent
+        assert await bot.set_webhook(endpoint.url)
+        await dave.dm("tre")
+        await tg.wait_until(lambda: len(endpoint.requests) == 3)
+        assert "X-Telegram-Bot-Api-Secret-Token" not in endpoint.requests[2][0]
+
+
+async def test_webhook_failures_are_retried_in_order_and_reported(
+    tg: FakeTelegram, bot: Bot
+) -> None:
+    async with WebhookEndpoint(status=500) as endpoint:
+        assert await bot.set_webhook(endpoint.url, secret_token="abc")
+        dave = tg.add_user("Dave")
+        await dave.start_bot()
+        await dave.dm("due")
+        await tg.wait_until(lambda: len(endpoint.requests) >= 3)
+        assert {body["message"]["text"] for _, body in endpoint.requests} == {"/start"}
+        info = await bot.get_webhook_info()
+        assert info.pending_update_count == 2
+        error = "Wrong response from the webhook: 500 Internal Server Error"
+        assert info.last_error_message == error
+        assert info.last_error_date is not None
+        endpoint.status = 200
+        await tg.wait_until(lambda: not tg.pending_updates)
+        texts = [body["message"]["text"] for _, body in endpoint.requests]
+        assert texts[-2:] == ["/start", "due"] and texts.count("due") == 1
+    # the endpoint is gone: connection refused, the update waits
+    await dave.dm("tre")
+    await tg.wait_until(lambda: tg.webhook_deliveries[-1].error is not None)
+    assert tg.webhook_deliveries[-1].error.startswith("Connection failed")
+    assert len(tg.pending_updates) == 1
+
+
+async def test_set_webhook_validation_and_no_traffic_off_this_machine(
+    tg: FakeTelegram, bot: Bot
+) -> None:
+    with pytest.raises(BadRequest, match=r"(?i)an https url must be provided for webhook"):
+        await bot.set_webhook("http://example.org/hook")
+    with pytest.raises(BadRequest, match=r"(?i)secret token contains unallowed characters"):
+        await bot.set_webhook("https://example.org/hook", secret_token="not a secret!")
+    with pytest.raises(BadRequest, match="max_connections"):
+        await bot.set_webhook("https://example.org/hook", max_connections=101)
+    assert (await bot.get_webhook_info()).url == ""
+    # a public HTTPS URL is accepted, but the fake never sends anything there
+    assert await bot.set_webhook("https://example.org/hook")
+    dave = tg.add_user("Dave")
+    await dave.start_bot()
+    await tg.wait_until(lambda: tg.world.webhook_last_error is not None)
+    assert tg.webhook_deliveries == [] and len(tg.pending_updates) == 1
+    assert await bot.delete_webhook()
+    (update,) = await bot.get_updates()
+    assert update.message.text == "/start"
+
+
+async def test_set_webhook_ends_a_held_long_poll_with_409(tg: FakeTelegram, bot: Bot) -> None:
+    poll = asyncio.create_task(bot.get_updates(timeout=5))
+    await tg.wait_until(lambda: tg.polling)
+    async with tg.make_bot() as other, WebhookEndpoint() as endpoint:
+        assert await other.set_webhook(endpoint.url, secret_token="abc")
+        with pytest.raises(Conflict, match=r"(?i)terminated by setwebhook request"):
+            await asyncio.wait_for(poll, 2)
+        assert await other.delete_webhook()
+    assert await bot.get_updates(timeout=0) == ()

@@ -10,8 +10,9 @@ from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot import callbacks as cb
-from bot.features.common import alert
+from bot.features.common import alert, answer
 from bot.i18n import tr
+from bot.prefs import is_private_chat
 from bot.render import keyboards as kb
 from bot.runtime import rt_of
 from bot.service import Refused
@@ -55,7 +56,8 @@ async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -
             prefix, points = data.parts[0], int(data.parts[1])
             markup = kb.picker_keyboard(mlang, row.game_id, view, prefix, points)
         elif private:
-            markup = kb.private_keyboard(mlang, row.game_id, game.view(seat.seat))
+            own = kb.solo_keyboard if is_private_chat(row.chat_id) else kb.private_keyboard
+            markup = own(mlang, row.game_id, game.view(seat.seat))
         else:
             markup = kb.auction_group_keyboard(mlang, row.game_id, view)
     except Refused as exc:
@@ -64,10 +66,10 @@ async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     except (cb.BadCallback, ValueError, IndexError):
         await alert(query, tr(lang, "alert.bad_button"))
         return
-    await query.answer()
-    message = query.message
+    await answer(query)
+    message = query.message  # the keyboard follows, queued first in the budgets
     text = message.text_html if isinstance(message, Message) and message.text else ""
-    await rt.outbox.edit_markup_now(message.chat.id, message.message_id, markup, text)
+    rt.outbox.edit_markup(message.chat.id, message.message_id, markup, text)
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

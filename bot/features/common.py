@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
+import logging
+from typing import Any
 
-from telegram import CallbackQuery, Update
-from telegram.error import BadRequest
+from telegram import CallbackQuery, Message, Update
+from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     ApplicationHandlerStop,
@@ -17,6 +18,8 @@ from telegram.ext import (
 from bot.i18n import tr
 from bot.render import keyboards as kb
 from bot.runtime import is_group, rt_of
+
+log = logging.getLogger(__name__)
 
 ALERT_LIMIT = 200
 #: Telegram's user id of "GroupAnonymousBot", the sender of anonymous admins' messages.
@@ -32,8 +35,33 @@ async def alert(query: CallbackQuery, text: str) -> None:
     """Answer a callback query with a modal alert (≤ 200 characters)."""
     if len(text) > ALERT_LIMIT:
         text = text[: ALERT_LIMIT - 1] + "…"
-    with contextlib.suppress(BadRequest):  # query too old: nothing else we can do
-        await query.answer(text, show_alert=True)
+    await answer(query, text, show_alert=True)
+
+
+async def answer(query: CallbackQuery, text: str | None = None, *,
+                 show_alert: bool = False, url: str | None = None) -> bool:
+    """Answer a press; an expected refusal ("query is too old", a network failure) is
+    logged here, not raised. True if answered."""
+    try:
+        await query.answer(text, show_alert=show_alert, url=url)
+    except TelegramError as exc:
+        log.warning("could not answer the press of %s: %s", query.from_user.id, exc)
+        return False
+    return True
+
+
+def reply(context: ContextTypes.DEFAULT_TYPE, message: Message, text: str,
+          **kwargs: Any) -> None:
+    """Reply to a command without waiting: the reply is queued first in Telegram's budgets
+    (:class:`bot.outbox.PacedRateLimiter`), the handler returns at once."""
+    context.application.create_task(_reply(message, text, kwargs))
+
+
+async def _reply(message: Message, text: str, kwargs: dict[str, Any]) -> None:
+    try:
+        await message.reply_text(text, **kwargs)
+    except TelegramError as exc:  # e.g. the bot was removed meanwhile
+        log.warning("could not reply in chat %s: %s", message.chat_id, exc)
 
 
 async def refuse_in_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
@@ -44,7 +72,7 @@ async def refuse_in_private(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     message = update.effective_message
     if message is not None:
         lang = await rt.user_language(update.effective_user)
-        await message.reply_text(tr(lang, "wrong.private"))
+        reply(context, message, tr(lang, "wrong.private"))
     return True
 
 
@@ -58,7 +86,7 @@ async def private_only_reply(
         return
     lang = await rt.chat_language(chat.id)
     url = f"https://t.me/{context.bot.username}"
-    await message.reply_text(
+    reply(context, message,
         tr(lang, key), reply_markup=kb.url_keyboard(tr(lang, "btn.open_private"), url)
     )
 
@@ -80,7 +108,7 @@ async def on_anonymous_command(update: Update, context: ContextTypes.DEFAULT_TYP
     if command not in PERSONAL_COMMANDS:
         return  # /classifica, /regole, /aiuto work for anyone
     lang = await rt_of(context).chat_language(chat.id)
-    await message.reply_text(tr(lang, "wrong.anonymous"))
+    reply(context, message, tr(lang, "wrong.anonymous"))
     raise ApplicationHandlerStop
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from telegram import BotCommand, Update
 from telegram.ext import Application, CommandHandler, ContextTypes
 
+from bot.features.common import reply
 from bot.i18n import tr
 from bot.runtime import is_group, rt_of
 
@@ -15,11 +16,16 @@ GROUP_COMMANDS = (
     ("inizia", "begin"),
     ("annulla", "cancel"),
     ("classifica", "leaderboard"),
+    ("statistiche", "stats"),
     ("regole", "rules"),
     ("impostazioni", "settings"),
     ("aiuto", "help"),
 )
-PRIVATE_COMMANDS = (("start", "start"), ("mano", "hand"), ("regole", "rules"), ("aiuto", "help"))
+PRIVATE_COMMANDS = (
+    ("start", "start"), ("nuova", "new"), ("inizia", "begin"), ("annulla", "cancel"),
+    ("mano", "hand"), ("statistiche", "stats"), ("impostazioni", "settings"), ("regole", "rules"),
+    ("aiuto", "help"),
+)
 
 
 def command_list(lang: str, private: bool) -> list[BotCommand]:
@@ -40,7 +46,7 @@ async def cmd_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         alias = f" (/{en})" if en != it else ""
         lines.append(f"/{it}{alias} — {tr(lang, 'cmd.' + it)}")
     lines += ["", tr(lang, "help.group_tail" if group else "help.private_tail")]
-    await message.reply_text("\n".join(lines))
+    reply(context, message, "\n".join(lines))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

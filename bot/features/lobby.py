@@ -13,9 +13,11 @@ from telegram.error import Forbidden, TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot import callbacks as cb
-from bot.features.common import alert, private_only_reply, refuse_in_private
+from bot.budget import Priority
+from bot.config import LEVEL_NAMES
+from bot.features.common import alert, answer, private_only_reply, reply
 from bot.i18n import tr
-from bot.prefs import Prefs, new_game_prefs, seat_count
+from bot.prefs import Prefs, is_private_chat, new_game_prefs, seat_count
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
@@ -29,32 +31,40 @@ log = logging.getLogger(__name__)
 # --------------------------------------------------------------------------- rendering
 
 
-async def render_lobby(rt: Runtime, row: GameRow, state: str = "open") -> None:
-    prefs = await rt.chat_prefs(row.chat_id)
-    lang = prefs.language
-    # the chat's game may change while the lobby is open: its seats follow (the people
-    # beyond the new count stay listed, /inizia asks them to leave)
-    size = max([seat_count(prefs.options), *(s.seat + 1 for s in row.seats)])
-    seats: list[str | None] = [None] * size
-    for s in row.seats:
-        if 0 <= s.seat < size:
+def show_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
+    """Redraw the lobby message in the background (a handler never waits for it)."""
+    rt.tables.background(render_lobby(rt, game_id, state))
+
+
+async def render_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
+    """Draw the lobby from the stored seats (one redraw of a game at a time)."""
+    async with rt.tables.render_lock(game_id):
+        row = await rt.service.row(game_id)
+        prefs = await rt.chat_prefs(row.chat_id)
+        lang = prefs.language
+        # the chat's game may change while the lobby is open: its seats follow (the
+        # people beyond the new count stay listed, /inizia asks them to leave)
+        size = max([seat_count(prefs.options), *(s.seat + 1 for s in row.seats)])
+        seats: list[str | None] = [None] * size
+        for s in row.seats:
             seats[s.seat] = s.display_name
-    ui = ui_of(row)
-    text = texts.lobby_text(lang, prefs, seats, ui.creator, state)
-    markup = kb.lobby_keyboard(lang, row.game_id) if state == "open" else None
-    mid = ui.lobby
-    chat_id = rt.outbox.resolve(row.chat_id)
-    if mid is not None and (ui.lobby_chat or row.chat_id) != chat_id:
-        mid = None  # the group became a supergroup: the old message is read-only
-    if mid is None:
-        msg = await rt.outbox.send(chat_id, text, markup, thread_id=row.thread_id)
-        if msg is not None:
-            changes = {"lobby": msg.message_id, "lobby_chat": msg.chat.id}
-            await rt.service.save_ui(row.game_id, ui_patch(changes))
-    elif state == "open":
-        rt.outbox.edit(row.chat_id, mid, text, markup)
-    else:
-        await rt.outbox.edit_now(row.chat_id, mid, text, markup)
+        ui = ui_of(row)
+        alone = is_private_chat(row.chat_id)
+        text = texts.lobby_text(lang, prefs, seats, ui.creator, state, alone=alone)
+        keyboard = kb.solo_lobby_keyboard if alone else kb.lobby_keyboard
+        markup = keyboard(lang, row.game_id) if state == "open" else None
+        mid = ui.lobby
+        chat_id = rt.outbox.resolve(row.chat_id)
+        if mid is not None and (ui.lobby_chat or row.chat_id) != chat_id:
+            mid = None  # the group became a supergroup: the old message is read-only
+        if mid is None:
+            msg = await rt.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
+                                       priority=Priority.TURN)
+            if msg is not None:
+                changes = {"lobby": msg.message_id, "lobby_chat": msg.chat.id}
+                await rt.service.save_ui(row.game_id, ui_patch(changes))
+        else:
+            rt.outbox.edit(row.chat_id, mid, text, markup, priority=Priority.TURN)
 
 
 def deep_link(context: ContextTypes.DEFAULT_TYPE, game_id: int) -> str:
@@ -110,7 +120,7 @@ async def join(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User) -> 
     if not await can_write_privately(context, user.id):
         return False
     await seat_user(rt, row.game_id, user)
-    await render_lobby(rt, await rt.service.row(row.game_id))
+    show_lobby(rt, row.game_id)
     return True
 
 
@@ -121,28 +131,36 @@ async def leave(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         raise Refused("alert.not_seated")
     if row.status == "lobby":
         await rt.service.free_seat(row.game_id, seat.seat)
-        await render_lobby(rt, await rt.service.row(row.game_id))
+        show_lobby(rt, row.game_id)
         return "lobby.left"
     await rt.tables.hand_to_computer(row.game_id, seat.seat, "left")
     return "seat.left_done"
 
 
-async def add_computer(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) -> None:
+async def add_computer(
+    context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int, level: str | None = None,
+    *, fill: bool = False,
+) -> None:
+    """One computer (of ``level``, default the bot's setting), or with ``fill`` one in
+    every free seat."""
     rt = rt_of(context)
     if row.status != "lobby":
         raise Refused("alert.lobby_closed")
     if not await may_manage(context, row, row.chat_id, user_id) and row.seat_of(user_id) is None:
         raise Refused("alert.only_players")
-    count = sum(1 for s in row.seats if not s.is_human) + 1
-    level = rt.settings.computer_level
-    seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
-    try:
-        number = await rt.service.take_seat(row.game_id, seat, await _seats_of(rt, row))
-    except StatusConflict:
-        raise Refused("alert.lobby_closed") from None
-    if number is None:
-        raise Refused("alert.table_full")
-    await render_lobby(rt, await rt.service.row(row.game_id))
+    level = level or rt.settings.computer_level
+    size = await _seats_of(rt, row)
+    for _ in range(size - len(row.seats) if fill else 1):
+        count = sum(1 for s in row.seats if not s.is_human) + 1
+        seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
+        try:
+            number = await rt.service.take_seat(row.game_id, seat, size)
+        except StatusConflict:
+            raise Refused("alert.lobby_closed") from None
+        if number is None:
+            raise Refused("alert.table_full")
+        row = await rt.service.row(row.game_id)
+    show_lobby(rt, row.game_id)
 
 
 async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) -> None:
@@ -161,25 +179,28 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
     except StatusConflict:
         raise Refused("alert.lobby_closed") from None
-    await render_lobby(rt, new_row, "started")
-    await rt.tables.sync(row.game_id)
-    rt.tables.kick(row.game_id)
+    show_lobby(rt, new_row.game_id, "started")
+    rt.tables.background(rt.tables.after_start(row.game_id))
 
 
 # --------------------------------------------------------------------------- commands
 
 
 async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/nuova`` (the chat's game) or ``/nuova briscola 2``, ``/nuova chiamata 4``…"""
-    if await refuse_in_private(update, context):
-        return
+    """A lobby in the group; in a private chat, a table for the person and computers.
+    Arguments choose the game: ``/nuova briscola 2``, ``/nuova chiamata 4``…"""
     rt = rt_of(context)
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     assert chat and user and message
+    alone = not is_group(update)
     prefs = await rt.chat_prefs(chat.id)
+    if alone and await repo.get_chat_settings(rt.db, chat.id) is None:
+        # the private chat's settings start in the person's language (no turn timer)
+        prefs = prefs.model_copy(update={"language": await rt.user_language(user)})
+        await repo.save_chat_settings(rt.db, chat.id, prefs.language, prefs.to_json())
     chosen = new_game_prefs(prefs, context.args or [])
     if chosen is None:
-        await message.reply_text(tr(prefs.language, "lobby.new_usage"))
+        reply(context, message, tr(prefs.language, "lobby.new_usage"))
         return
     ui = json.dumps(ui_patch({"creator": display_name(user)}))
     try:
@@ -187,18 +208,19 @@ async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             chat.id, thread_of(message), user.id, chosen.to_json(), ui
         )
     except ActiveGameExists:
-        await message.reply_text(tr(prefs.language, "lobby.exists"))
+        reply(context, message, tr(prefs.language, "lobby.exists"))
         return
     if chosen != prefs:
         await _choose_game(rt, chat.id, chosen)
-    await render_lobby(rt, await rt.service.row(game_id))
+    if alone:
+        await seat_user(rt, game_id, user)
+    show_lobby(rt, game_id)
 
 
-async def _choose_game(rt: Runtime, chat_id: int, prefs: Prefs) -> Prefs:
+async def _choose_game(rt: Runtime, chat_id: int, prefs: Prefs) -> None:
     """``/nuova briscola 2``: the game chosen is the chat's from now on (as if set in
     /impostazioni), so the lobby, /inizia and the next /nuova agree."""
     await repo.save_chat_settings(rt.db, chat_id, prefs.language, prefs.to_json())
-    return prefs
 
 
 async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow | None:
@@ -207,7 +229,7 @@ async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow
     assert chat and message
     row = await repo.get_active_game(rt.db, chat.id, thread_of(message))
     if row is None:
-        await message.reply_text(tr(await rt.chat_language(chat.id), "lobby.none"))
+        reply(context, message, tr(await rt.chat_language(chat.id), "lobby.none"))
     return row
 
 
@@ -221,9 +243,7 @@ def game_command(
     (group only, a game must exist) and a polite reply to a refusal."""
 
     async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        if await refuse_in_private(update, context):
-            return
-        row = await _active(update, context)
+        row = await _active(update, context)  # (in a private chat: the table alone)
         if row is None:
             return
         user, message = update.effective_user, update.effective_message
@@ -232,7 +252,7 @@ def game_command(
         try:
             await body(context, row, user, message, lang)
         except Refused as exc:
-            await message.reply_text(tr(lang, exc.code, **exc.values))
+            reply(context, message, tr(lang, exc.code, **exc.values))
 
     handler.__qualname__ = body.__qualname__  # readable in logs and tracebacks
     return handler
@@ -244,7 +264,7 @@ async def cmd_join(
 ) -> None:
     if not await join(context, row, user):
         markup = kb.url_keyboard(tr(lang, "btn.open_private"), deep_link(context, row.game_id))
-        await message.reply_text(tr(lang, "lobby.press_start"), reply_markup=markup)
+        reply(context, message, tr(lang, "lobby.press_start"), reply_markup=markup)
 
 
 @game_command
@@ -253,7 +273,7 @@ async def cmd_leave(
 ) -> None:
     key = await leave(context, row, user.id)
     if key == "lobby.left":
-        await message.reply_text(tr(lang, key, name=texts.esc(display_name(user))))
+        reply(context, message, tr(lang, key, name=texts.esc(display_name(user))))
 
 
 @game_command
@@ -268,9 +288,9 @@ async def cmd_cancel(
     context: ContextTypes.DEFAULT_TYPE, row: GameRow, user: User, message: Message, lang: str
 ) -> None:
     if not await may_manage(context, row, row.chat_id, user.id):
-        await message.reply_text(tr(lang, "alert.only_manager"))
+        reply(context, message, tr(lang, "alert.only_manager"))
         return
-    await message.reply_text(
+    reply(context, message,
         tr(lang, "cancel.confirm"), reply_markup=kb.cancel_keyboard(lang, row.game_id)
     )
 
@@ -289,12 +309,14 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         op = data.parts[0]
         if op == "join":
             if not await join(context, row, user):
-                await query.answer(url=deep_link(context, row.game_id))
+                await answer(query, url=deep_link(context, row.game_id))
                 return
         elif op == "leave":
             await leave(context, row, user.id)
         elif op == "cpu":
             await add_computer(context, row, user.id)
+        elif op.startswith("fill-") and op[5:] in LEVEL_NAMES:
+            await add_computer(context, row, user.id, op[5:], fill=True)
         elif op == "go":
             await start(context, row, user.id)
         elif op == "set":
@@ -303,7 +325,7 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
             await open_menu(context, row.chat_id, row.thread_id, user.id, row)
         else:
             raise cb.BadCallback(query.data)
-        await query.answer()
+        await answer(query)
     except Refused as exc:
         await alert(query, tr(lang, exc.code, **exc.values))
     except cb.BadCallback:
@@ -319,13 +341,14 @@ async def on_cancel_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         row = await rt.service.row(data.game_id)
         if not await may_manage(context, row, row.chat_id, query.from_user.id):
             raise Refused("alert.only_manager")
-        await query.answer()
+        await answer(query)
         glang = await rt.chat_language(row.chat_id)
+        chat_id, mid = query.message.chat.id, query.message.message_id
         if data.parts[0] != "y":
-            await query.edit_message_text(tr(glang, "cancel.kept"))
+            rt.outbox.edit(chat_id, mid, tr(glang, "cancel.kept"), priority=Priority.TURN)
             return
         await cancel_game(rt, row)
-        await query.edit_message_text(tr(glang, "cancel.done"))
+        rt.outbox.edit(chat_id, mid, tr(glang, "cancel.done"), priority=Priority.TURN)
     except Refused as exc:
         await alert(query, tr(lang, exc.code, **exc.values))
     except cb.BadCallback:
@@ -337,7 +360,7 @@ async def cancel_game(rt: Runtime, row: GameRow) -> None:
         raise Refused("alert.not_playing")
     rt.tables.cancel_timers(row.game_id)
     if row.status == "lobby":
-        await render_lobby(rt, row, "cancelled")
+        show_lobby(rt, row.game_id, "cancelled")
     else:
         rt.tables.show_cancelled(row)
 
@@ -361,17 +384,17 @@ async def cmd_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if join_link:
         row = await repo.get_game(rt.db, int(join_link.group(1)))
         if row is None or row.status != "lobby":
-            await message.reply_text(tr(lang, "alert.lobby_closed"))
+            reply(context, message, tr(lang, "alert.lobby_closed"))
             return
         try:
             await seat_user(rt, row.game_id, user)
         except Refused as exc:
-            await message.reply_text(tr(lang, exc.code, **exc.values))
+            reply(context, message, tr(lang, exc.code, **exc.values))
             return
-        await message.reply_text(tr(lang, "start.seated"))
-        await render_lobby(rt, await rt.service.row(row.game_id))
+        reply(context, message, tr(lang, "start.seated"))
+        show_lobby(rt, row.game_id)
         return
-    await message.reply_text(tr(lang, "start.hello"))
+    reply(context, message, tr(lang, "start.hello"))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

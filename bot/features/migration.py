@@ -33,7 +33,7 @@ async def migrate(rt: Runtime, old: int, new: int) -> None:
             if fresh is None or fresh.chat_id != new:
                 continue
             if fresh.status == "lobby":
-                await render_lobby(rt, fresh)
+                await render_lobby(rt, fresh.game_id)
             elif fresh.status == "playing":
                 await rt.tables.sync(fresh.game_id)  # the table message is re-created
                 rt.tables.kick(fresh.game_id)

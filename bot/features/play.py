@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 
 from telegram import Update
-from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot import callbacks as cb
-from bot.features.common import alert, private_only_reply
+from bot.features.common import alert, answer, private_only_reply, reply
 from bot.i18n import tr
 from bot.runtime import is_group, rt_of
 from bot.service import Refused
@@ -40,9 +39,7 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await refuse(update, context, "storage.not_saved")
         return
     try:
-        await query.answer()
-    except TelegramError as exc:
-        log.warning("could not answer the press of %s: %s", query.from_user.id, exc)
+        await answer(query)
     finally:
         # the move is stored: render it whatever happens to the answer, but only once
         # the answer is on its way (the task would run first at the answer's first await)
@@ -72,7 +69,7 @@ async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
         return
-    await query.answer(tr(lang, "afk.welcome_back"))  # only once the seat is really back
+    await answer(query, tr(lang, "afk.welcome_back"))  # only once the seat is really back
 
 
 async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -82,7 +79,7 @@ async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     rt, user, message = rt_of(context), update.effective_user, update.effective_message
     assert user and message
     if not await rt.tables.resend_hand(user.id):
-        await message.reply_text(tr(await rt.user_language(user), "hand.none"))
+        reply(context, message, tr(await rt.user_language(user), "hand.none"))
 
 
 async def on_unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

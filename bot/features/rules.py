@@ -9,6 +9,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import Application, CommandHandler, ContextTypes
 
+from bot.features.common import reply
 from bot.i18n import tr
 from bot.prefs import Prefs
 from bot.render import texts
@@ -74,7 +75,7 @@ async def cmd_rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     else:
         lang = await rt.user_language(update.effective_user)
         prefs = (await rt.chat_prefs(chat.id)).model_copy(update={"language": lang})
-    await message.reply_text(rules_text(prefs.language, prefs))
+    reply(context, message, rules_text(prefs.language, prefs))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import Application, CommandHandler, ContextTypes
 
-from bot.features.common import refuse_in_private
+from bot.features.common import refuse_in_private, reply
 from bot.render import texts
 from bot.runtime import rt_of
 from storage import repo
@@ -25,7 +25,7 @@ async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     lang = await rt.chat_language(chat.id)
     if any(a.lower() in BRISCOLA_WORDS for a in context.args or []):
         board = await repo.briscola_leaderboard(rt.db, chat.id)
-        await message.reply_text(texts.briscola_board_text(lang, board))
+        reply(context, message, texts.briscola_board_text(lang, board))
         return
     rows = await repo.leaderboard(rt.db, chat.id)
     lines = [
@@ -33,7 +33,7 @@ async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         for r in rows
     ]
     has_briscola = bool(await repo.briscola_leaderboard(rt.db, chat.id, limit=1))
-    await message.reply_text(texts.leaderboard_text(lang, lines, briscola_hint=has_briscola))
+    reply(context, message, texts.leaderboard_text(lang, lines, briscola_hint=has_briscola))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

@@ -10,7 +10,8 @@ from telegram import Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot import callbacks as cb
-from bot.features.common import alert, refuse_in_private
+from bot.budget import Priority
+from bot.features.common import alert, answer, reply
 from bot.i18n import tr
 from bot.prefs import MENU, Prefs, cycle
 from bot.render import keyboards as kb
@@ -35,15 +36,14 @@ async def open_menu(
     if not await may_manage(context, row, chat_id, user_id):
         raise Refused("alert.only_manager")
     prefs = await rt.chat_prefs(chat_id)
-    await rt.outbox.send(
+    rt.tables.background(rt.outbox.send(
         chat_id, menu_text(prefs.language, prefs), kb.settings_keyboard(prefs.language, prefs),
-        thread_id=thread_id,
-    )
+        thread_id=thread_id, priority=Priority.TURN,
+    ))
 
 
 async def cmd_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if await refuse_in_private(update, context):
-        return
+    """The chat's settings for the next matches (in private: the tables alone)."""
     rt, chat, user, message = (
         rt_of(context), update.effective_chat, update.effective_user, update.effective_message
     )
@@ -52,7 +52,7 @@ async def cmd_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     try:
         await open_menu(context, chat.id, thread_of(message), user.id, row)
     except Refused as exc:
-        await message.reply_text(tr(await rt.chat_language(chat.id), exc.code))
+        reply(context, message, tr(await rt.chat_language(chat.id), exc.code))
 
 
 async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -83,13 +83,13 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
         return
-    await query.answer()
+    await answer(query)
     text = menu_text(prefs.language, prefs)
-    await rt.outbox.edit_now(chat_id, query.message.message_id, text, markup)
+    rt.outbox.edit(chat_id, query.message.message_id, text, markup, priority=Priority.TURN)
     if row is not None and row.status == "lobby":
-        from bot.features.lobby import render_lobby
+        from bot.features.lobby import show_lobby
 
-        await render_lobby(rt, row)
+        show_lobby(rt, row.game_id)
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

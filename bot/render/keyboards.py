@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import callbacks as cb
+from bot.config import LEVEL_NAMES
 from bot.i18n import tr
 from bot.prefs import MENU, MENU_ORDER, Prefs, applies, current_value
 from bot.render.texts import bid_text, briscola_match_text, card_label, rank_name, suit_name
@@ -195,6 +196,34 @@ def _card_naming(game_id: int, view: View) -> InlineKeyboardMarkup | None:
         ]
         rows += [buttons[i : i + 5] for i in range(0, len(buttons), 5)]
     return markup(rows)
+
+
+def solo_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
+    """Alone against computers, one private message holds everything: the auction's
+    public calls (the group's keyboard) above the player's own buttons."""
+    rows: list[list[InlineKeyboardButton]] = []
+    for markup_part in (
+        auction_group_keyboard(lang, game_id, view) if view.current_seat == view.seat else None,
+        private_keyboard(lang, game_id, view),
+    ):
+        if markup_part is not None:
+            rows += [list(row) for row in markup_part.inline_keyboard]
+    return markup(rows)
+
+
+def solo_lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
+    """A private lobby: fill the table with computers of a level, settings, start."""
+    levels = [
+        _btn(tr(lang, "btn.fill", level=level), cb.lobby(game_id, f"fill-{level}"))
+        for level in LEVEL_NAMES
+    ]
+    return markup(
+        [
+            levels,
+            [_btn(tr(lang, "btn.settings"), cb.lobby(game_id, "set"))],
+            [_btn(tr(lang, "btn.start"), cb.lobby(game_id, "go"))],
+        ]
+    )
 
 
 # --------------------------------------------------------------------------- misc

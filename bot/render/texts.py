@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from bot.i18n import tr, trn
 from bot.prefs import Prefs
+from bot.stats import CONTRACT_KINDS, PlayerStats, Record, Tally
 from game import TableOptions, View, deck_face
 from game.cards import RANK_CODES, parse_rank
 from game.events import BriscolaScored, MatchOver, SmazzataScored
@@ -118,7 +119,7 @@ def game_label(lang: str, options: TableOptions) -> str:
 def briscola_match_text(lang: str, options: TableOptions) -> str:
     """R110's match format: "vince chi arriva a 2 smazzate" / "3 smazzate"."""
     kind, n = options.briscola_match_kind, options.briscola_match_n
-    return trn(lang, f"opt.briscola_{kind}", n, n=n)
+    return trn(lang, f"opt.briscola_{kind}", n)
 
 
 def options_summary(lang: str, prefs: Prefs) -> str:
@@ -164,8 +165,10 @@ def _chiamata_summary(lang: str, prefs: Prefs, timeout: str) -> str:
 
 
 def lobby_text(
-    lang: str, prefs: Prefs, seats: Sequence[str | None], creator: str, state: str = "open"
+    lang: str, prefs: Prefs, seats: Sequence[str | None], creator: str, state: str = "open",
+    *, alone: bool = False,
 ) -> str:
+    """The lobby; ``alone``: a table in a private chat, filled with computers."""
     o = prefs.options
     lines = [tr(lang, "lobby.title", game=game_label(lang, o)), "",
              options_summary(lang, prefs), ""]
@@ -178,7 +181,9 @@ def lobby_text(
         lines.append(tr(lang, "lobby.morto"))
     lines.append("")
     free = sum(1 for s in seats if not s)
-    if state == "open":
+    if state == "open" and alone:
+        lines.append(trn(lang, "lobby.free_alone", free) if free else tr(lang, "lobby.full"))
+    elif state == "open":
         lines.append(tr(lang, "lobby.creator", name=esc(creator)))
         lines.append(tr(lang, "lobby.free", n=free) if free else tr(lang, "lobby.full"))
     else:
@@ -320,10 +325,10 @@ def _briscola_lines(lang: str, style: str, view: View, names: Sequence[str]) -> 
         lines.append(tr(lang, "table.face_up", card=card_label(style, view.face_up),
                         suit=suit_name(style, view.face_up // 10)))
     if view.stock_count:
-        lines.append(trn(lang, "table.stock", view.stock_count, n=view.stock_count))
+        lines.append(trn(lang, "table.stock", view.stock_count))
     elif view.face_up_holder is not None:
         lines.append(tr(lang, "table.stock_empty", name=_name(names, view.face_up_holder)))
-    if not view.current_trick and _just_drew(view):
+    if _just_drew(view):
         lines.append(tr(lang, "table.drawn"))
     lines += _trick_lines(lang, style, view, names)
     return lines
@@ -487,24 +492,27 @@ def result_text(
 
 
 def final_text(lang: str, final: MatchOver, names: Sequence[str], game: str,
-               sides: Sequence[Sequence[int]] = ()) -> str:
+               sides: Sequence[Sequence[int]] = (), *, alone: bool = False) -> str:
+    """The final message: chiamata's scores, or plain Briscola's smazzate won per side."""
     if game != "briscola":
-        return match_over_text(lang, final.totals, final.positions, final.winners, names)
+        return match_over_text(lang, final.totals, final.positions, final.winners, names,
+                               alone=alone)
     lines = [tr(lang, "final.head")]
     for side in sorted(sides, key=lambda side: final.positions[side[0]]):
         crown = " 🏆" if side[0] in final.winners else ""
-        wins = trn(lang, "final.smazzate_won", final.totals[side[0]], n=final.totals[side[0]])
+        wins = trn(lang, "final.smazzate_won", final.totals[side[0]])
         lines.append(f"{final.positions[side[0]]}. {_side(names, side)}: <b>{wins}</b>{crown}")
     lines += ["", tr(lang, "final.winners",
                      names=", ".join(_name(names, s) for s in final.winners)),
-              tr(lang, "final.again")]
+              tr(lang, "final.again_alone" if alone else "final.again")]
     return clip("\n".join(lines))
 
 
 def match_over_text(
     lang: str, totals: Sequence[int], positions: Sequence[int], winners: Sequence[int],
-    names: Sequence[str],
+    names: Sequence[str], *, alone: bool = False,
 ) -> str:
+    """The final scores; ``alone`` (a private table): no group scoreboard to point to."""
     lines = [tr(lang, "final.head")]
     for seat in sorted(range(len(totals)), key=lambda s: (positions[s], s)):
         if positions[seat] == 0:
@@ -514,7 +522,7 @@ def match_over_text(
         lines.append(f"{positions[seat]}. {_name(names, seat)}: <b>{total}</b>{crown}")
     lines.append("")
     lines.append(tr(lang, "final.winners", names=", ".join(_name(names, s) for s in winners)))
-    lines.append(tr(lang, "final.again"))
+    lines.append(tr(lang, "final.again_alone" if alone else "final.again"))
     return clip("\n".join(lines))
 
 
@@ -551,7 +559,10 @@ def leaderboard_text(
     for index, (name, total, matches, smazzate, calls, call_wins) in enumerate(rows, 1):
         if total != previous:
             position, previous = index, total
-        rate = f"{round(100 * call_wins / calls)}%" if calls else "—"
+        caller = (
+            tr(lang, "board.caller", rate=f"{round(100 * call_wins / calls)}%", calls=calls)
+            if calls else tr(lang, "board.never_caller")
+        )
         lines.append(
             tr(
                 lang,
@@ -559,10 +570,74 @@ def leaderboard_text(
                 pos=position,
                 name=esc(name),
                 total=signed(total),
-                matches=matches,
-                smazzate=smazzate,
-                rate=rate,
-                calls=calls,
+                matches=trn(lang, "n.matches", matches),
+                smazzate=trn(lang, "n.smazzate", smazzate),
+                caller=caller,
             )
         )
     return clip("\n".join(lines + hint))
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def stats_text(lang: str, name: str, stats: PlayerStats) -> str:
+    """/statistiche: every chat, this group (if any), alone against the computer."""
+    lines = [tr(lang, "stats.head", name=esc(name))]
+    sections = [("stats.overall", stats.overall)]
+    if stats.here is not None:
+        sections.append(("stats.here", stats.here))
+    sections.append(("stats.solo", stats.solo))
+    for title, record in sections:
+        lines += ["", tr(lang, title), *record_lines(lang, record)]
+    return clip("\n".join(lines))
+
+
+def record_lines(lang: str, record: Record) -> list[str]:
+    """The lines of one :class:`~bot.stats.Record` (empty records say so in one line)."""
+    if not record.smazzate.played:
+        return [tr(lang, "stats.none")]
+
+    def won(tally: Tally) -> str:
+        return trn(lang, "n.won", tally.won)
+
+    def times(tally: Tally) -> str:
+        return trn(lang, "n.times", tally.played)
+
+    lines = [
+        tr(lang, "stats.matches", matches=trn(lang, "n.matches", record.matches.played),
+           won=won(record.matches)),
+        tr(lang, "stats.smazzate", smazzate=trn(lang, "n.smazzate", record.smazzate.played),
+           won=won(record.smazzate)),
+    ]
+    if record.chiamante.played:
+        lines.append(tr(lang, "stats.chiamante", times=times(record.chiamante),
+                        made=trn(lang, "n.made", record.chiamante.won),
+                        failed=trn(lang, "n.failed", record.chiamante.lost)))
+        for kind in CONTRACT_KINDS:
+            tally = record.contracts.get(kind)
+            if tally is not None:
+                lines.append(tr(lang, "stats.contract", kind=tr(lang, f"kind.{kind}"),
+                                made=trn(lang, "n.made", tally.won),
+                                failed=trn(lang, "n.failed", tally.lost)))
+    for key, tally in (("stats.in_mano", record.in_mano), ("stats.socio", record.socio),
+                       ("stats.compare", record.compare)):
+        if tally.played:
+            lines.append(tr(lang, key, times=times(tally), won=won(tally)))
+    if record.cappotti_made or record.cappotti_suffered:
+        lines.append(tr(lang, "stats.cappotti", made=trn(lang, "n.made", record.cappotti_made),
+                        suffered=trn(lang, "n.suffered", record.cappotti_suffered)))
+    points, cards = record.average_points or 0.0, record.average_card_points or 0.0
+    lines.append(tr(lang, "stats.average", points=_signed_decimal(lang, points),
+                    cards=_decimal(lang, cards)))
+    return lines
+
+
+def _decimal(lang: str, value: float) -> str:
+    text = f"{value:.1f}"
+    return text.replace(".", ",") if lang == "it" else text
+
+
+def _signed_decimal(lang: str, value: float) -> str:
+    text = _decimal(lang, abs(value))
+    return f"+{text}" if value > 0.05 else (f"−{text}" if value < -0.05 else "±0")

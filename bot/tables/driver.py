@@ -88,6 +88,17 @@ class Tables:
         stored = await repo.load_smazzata_results(self.service.db, game_id)
         return [result_from_json(r.result_json) for r in stored]
 
+    def render_lock(self, game_id: int) -> asyncio.Lock:
+        """Held while a game's messages are drawn (one redraw of a game at a time)."""
+        return self._sync_locks[game_id]
+
+    async def after_start(self, game_id: int) -> None:
+        """The match started: draw it, then let computers move and timers run."""
+        try:
+            await self.sync(game_id)
+        finally:
+            self.kick(game_id)
+
     def cancel_timers(self, game_id: int) -> None:
         self.clock.cancel(game_id)
 
@@ -252,11 +263,16 @@ class Tables:
     # ------------------------------------------------------------------ seats changing
 
     async def im_back(self, game_id: int, user_id: int) -> None:
+        """"Sono tornato": the seat is the player's again (raises :class:`Refused`); the
+        announcement and the redraw follow in the background."""
         row, seat = await self.service.seat_back(game_id, user_id)
-        await self.announce(row, tr(prefs_of(row).language, "afk.back",
-                                    name=texts.esc(seat.display_name)))
-        await self.sync(game_id, [])
-        self.kick(game_id)
+        text = tr(prefs_of(row).language, "afk.back", name=texts.esc(seat.display_name))
+        self.background(self._changed_seat(row, text))
+
+    async def _changed_seat(self, row: GameRow, text: str) -> None:
+        await self.announce(row, text)
+        await self.sync(row.game_id, [])
+        self.kick(row.game_id)
 
     async def hand_to_computer(self, game_id: int, seat_no: int, reason: str) -> None:
         """A player left (/esci) or blocked the bot: a computer plays the seat from now on."""
@@ -265,13 +281,14 @@ class Tables:
             return
         row, seat = done
         lang = prefs_of(row).language
-        await self.announce(row, tr(lang, f"seat.{reason}", name=texts.esc(seat.display_name)))
-        await self.sync(game_id, [])
-        self.kick(game_id)
+        text = tr(lang, f"seat.{reason}", name=texts.esc(seat.display_name))
+        self.background(self._changed_seat(row, text))
 
     async def private_forbidden(self, user_id: int) -> None:
-        """The user blocked the bot: remember it; computers take their running seats."""
+        """The user blocked the bot: remember it; computers take their running seats; their
+        tables alone in that chat end (nobody could see them)."""
         await repo.set_private_ok(self.service.db, user_id, False)
+        self.background(self.chat_gone(user_id))
         for row in await repo.games_of_user(self.service.db, user_id):
             seat = row.seat_of(user_id)
             if row.status == "playing" and seat is not None:
@@ -413,27 +430,34 @@ class Tables:
             await asyncio.sleep(delay)
 
     async def resend_hand(self, user_id: int) -> bool:
-        """/mano: send the player's hand message again (the old one is deleted, so the
-        newest message of the chat is the live one); False if they play no game."""
+        """/mano: send the player's hand message again, in the background (the old one is
+        deleted, so the newest message of the chat is the live one); False if they play
+        no game."""
         for row in await repo.games_of_user(self.service.db, user_id):
             seat = row.seat_of(user_id)
-            if row.status != "playing" or seat is None:
-                continue
-            async with self._sync_locks[row.game_id]:  # no redraw of the old one meanwhile
-                ui = ui_of(await self.service.latest(row.game_id) or row)
-                old = ui.hands.get(seat.seat)
-                hands = {s: m for s, m in ui.hands.items() if s != seat.seat}
-                await self.service.save_ui(row.game_id, ui_patch({"hands": hands}))
-                if old is not None:
-                    self.outbox.forget(user_id, old)
-                await self._sync(row.game_id, [])
-            if old is not None:
-                try:
-                    await self.bot.delete_message(user_id, old)
-                except TelegramError:  # already gone
-                    log.debug("could not delete old hand message", exc_info=True)
-            return True
+            if row.status == "playing" and seat is not None:
+                self.background(self._resend_hand(row.game_id, seat.seat, user_id))
+                return True
         return False
+
+    async def _resend_hand(self, game_id: int, seat_no: int, chat_id: int) -> None:
+        async with self._sync_locks[game_id]:  # no redraw of the old one meanwhile
+            row = await self.service.latest(game_id)
+            if row is None:
+                return
+            ui = ui_of(row)
+            old = ui.hands.get(seat_no)
+            if old is not None:  # edits queued for it are dropped, none is made from now
+                self.outbox.retire(chat_id, old)
+            hands = {s: m for s, m in ui.hands.items() if s != seat_no}
+            await self.service.save_ui(game_id, ui_patch({"hands": hands}))
+            await self._sync(game_id, [])
+        if old is not None:
+            await self.outbox.released(chat_id, old)  # an edit in flight lands first
+            try:
+                await self.bot.delete_message(chat_id, old)
+            except TelegramError as exc:  # already gone
+                log.info("could not delete the old hand message %s/%s: %s", chat_id, old, exc)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -442,29 +466,32 @@ class Tables:
 
         ``UiState.drawn`` is the last version whose messages were *delivered*: the games
         whose edits were queued or in flight when the process stopped are redrawn, and so
-        are the matches that ended meanwhile (their last results and final scores)."""
+        are the matches that ended meanwhile (their last results and final scores). The
+        redraws run in the background, all games at once: updates are handled meanwhile.
+        Every chat is paced as if the process before had just used its budget."""
         for row in await repo.list_unfinished_games(self.service.db):
+            for chat in self.layout.chats(row):
+                self.outbox.assume_recent_use(chat)
             if row.status != "playing":
                 continue
-            self.outbox.assume_recent_use(row.chat_id)
             drawn = ui_of(row).drawn
             self.clock.note_shown(row.game_id, drawn)
-            try:
-                if drawn != row.version:
-                    await self.sync(row.game_id, [])
-            except Exception:
-                log.exception("could not resume game %s", row.game_id)
-            self.kick(row.game_id)
+            self.background(self._resume(row.game_id, redraw=drawn != row.version))
         since = self.service.db.now() - FINISHED_REDRAW_SECONDS
         for finished in await repo.list_finished_games(self.service.db, since):
             if ui_of(finished).drawn == finished.version:
                 continue
             # the last move was stored, its results (or the final scores) never delivered
             self.outbox.assume_recent_use(finished.chat_id)
-            try:
-                await self.sync(finished.game_id, [])
-            except Exception:
-                log.exception("could not finish drawing game %s", finished.game_id)
+            self.background(self._resume(finished.game_id, redraw=True))
+
+    async def _resume(self, game_id: int, *, redraw: bool) -> None:
+        try:
+            if redraw:
+                await self.sync(game_id, [])
+        except Exception:
+            log.exception("could not resume game %s", game_id)
+        self.kick(game_id)
 
     async def confirm_delivered(self, timeout: float) -> None:
         """At a graceful stop, after the outbox drained: record what was delivered."""

@@ -4,6 +4,14 @@
 each hand ``view(seat)``; a new smazzata gets new messages, otherwise edits (coalesced by
 the :class:`~bot.outbox.Outbox`). It writes nothing itself: it fills a :class:`Drawn`
 record (new message ids, posted results) that the driver saves as a UI patch.
+
+Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the buttons of the seat
+in turn go first (its private hand, or the table while the auction's keyboard is in the
+group), then the table, then the hands of players who cannot act. What a waiting player
+sees: their hand is *held and merged* while the others play (up to
+``private_lazy_seconds``, longer when Telegram's budget is busy), and always brought up
+to date at the end of each trick and when their turn comes (the current trick is then in
+their private message); the group table shows every move as it happens.
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ from typing import Any
 
 from telegram import InlineKeyboardMarkup
 
+from bot.budget import Priority
 from bot.i18n import tr
 from bot.outbox import Outbox
+from bot.prefs import is_private_chat
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.service import names_of
@@ -90,7 +100,7 @@ class Renderer:
         await self._post_results(row, game, drawn, names, lang, style, chat_id)
         if not game.is_over():
             await self._draw_table(row, game, drawn, names, lang, chat_id)
-            await self._draw_hands(row, game, drawn, names, lang)
+            await self._draw_hands(row, game, drawn, names, lang, events)
         if drawn.ui.drawn != row.version:
             drawn.chats = self.layout.chats(row) | {chat_id}
 
@@ -108,7 +118,8 @@ class Renderer:
                 drawn.set(scored=i)
             drawn.set(scored=game.scored_count)
         if game.is_over() and not drawn.ui.over and game.final is not None:
-            text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides)
+            text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
+                                    alone=is_private_chat(row.chat_id))
             await self.outbox.send(chat_id, text, thread_id=row.thread_id)
             drawn.set(over=True)
 
@@ -142,25 +153,41 @@ class Renderer:
             chat = None if seat is None else self.layout.hand_chat(seat)
             if seat is not None and chat is not None:
                 self._pressable.discard((row.game_id, seat.seat))
+                if is_private_chat(row.chat_id):  # alone: the hand's message was the table
+                    continue
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "private.finished",
-                                               n=smz + 1), delay=self.private_lazy_seconds)
+                                               n=smz + 1), delay=self.private_lazy_seconds,
+                                 priority=Priority.IDLE)
 
     async def _draw_table(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
         chat_id: int,
     ) -> None:
+        if is_private_chat(row.chat_id):
+            return  # alone: the hand's message shows the table (see _draw_hands)
         view = game.view(None)
         text = texts.table_text(lang, view, names)
         markup = kb.auction_group_keyboard(lang, row.game_id, view)
+        priority = Priority.TABLE
         if view.phase == "play":
             markup = self.hand_link(lang)
+        elif self._human_in_turn(row, game):
+            priority = Priority.TURN  # the keyboard of the seat in turn is in the group
         if drawn.ui.table is None:
-            msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id)
+            msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
+                                         priority=priority)
             if msg is not None:
                 drawn.set(table=msg.message_id, table_chat=msg.chat.id,
                           table_smz=game.smazzata_index)
         else:
-            self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup)
+            self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
+                             priority=priority)
+
+    @staticmethod
+    def _human_in_turn(row: GameRow, game: Game) -> bool:
+        seat_no = game.current_seat()
+        seat = None if seat_no is None else row.seat(seat_no)
+        return seat is not None and seat.is_human and not seat.away
 
     def hand_link(self, lang: str) -> InlineKeyboardMarkup | None:
         username = self.bot_username()
@@ -170,10 +197,17 @@ class Renderer:
 
     async def _draw_hands(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
+        events: Sequence[Event],
     ) -> None:
         """Each human's private message. Edits are urgent for whoever can press something
         now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
-        several moves become one edit (the outbox also keeps each chat under 1 call/s)."""
+        several moves become one edit (the outbox also keeps each chat under 1 call/s),
+        except at the end of a trick.
+
+        Alone against computers (a private chat) the hand's message is also the table: it
+        holds the auction's calls too, and is closed and replaced like a table."""
+        trick_over = any(isinstance(e, TrickWon) for e in events)
+        solo = is_private_chat(row.chat_id)
         for seat in row.seats:
             chat = self.layout.hand_chat(seat)
             if chat is None:
@@ -182,7 +216,10 @@ class Renderer:
             view = game.view(seat.seat)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
-            markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
+            if solo and not seat.away:
+                markup = kb.solo_keyboard(plang, row.game_id, view)
+            else:
+                markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             key = (row.game_id, seat.seat)
             pressable = bool(view.legal) and not seat.away
             urgent = pressable or key in self._pressable
@@ -191,13 +228,22 @@ class Renderer:
             else:
                 self._pressable.discard(key)
             mid = drawn.ui.hands.get(seat.seat)
+            if urgent:
+                priority, delay = Priority.TURN, 0.0
+            elif trick_over:
+                priority, delay = Priority.TABLE, 0.0
+            else:
+                priority, delay = Priority.IDLE, self.private_lazy_seconds
             if mid is None:
-                msg = await self.outbox.send(chat, text, markup)
+                msg = await self.outbox.send(chat, text, markup, priority=min(
+                    priority, Priority.TABLE))
                 if msg is not None:
                     drawn.set(hands={**drawn.ui.hands, seat.seat: msg.message_id})
+                    if solo:
+                        drawn.set(table=msg.message_id, table_chat=msg.chat.id,
+                                  table_smz=game.smazzata_index)
             else:
-                delay = 0.0 if urgent else self.private_lazy_seconds
-                self.outbox.edit(chat, mid, text, markup, delay=delay)
+                self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
 
     def cancelled(self, row: GameRow, ui: UiState, *, table: bool = True) -> None:
         """/annulla, or the group is gone: the table and every hand say so, no buttons."""
@@ -208,6 +254,7 @@ class Renderer:
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
-            if seat is not None and chat is not None:
+            solo_table = table and is_private_chat(row.chat_id)  # (already edited above)
+            if seat is not None and chat is not None and not solo_table:
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "table.cancelled"),
                                  None)

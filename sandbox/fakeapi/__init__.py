@@ -10,7 +10,7 @@ from .html import HtmlParseError, parse_html, utf16_len
 from .limits import FloodLimits, FloodViolation
 from .markup import Button
 from .models import BotIdentity, FakeChat, FakeMessage, PendingUpdate
-from .server import ApiCall, ChatWatch, FakeTelegram, Fault
+from .server import ApiCall, ChatWatch, FakeTelegram, Fault, WebhookDelivery
 
 __all__ = [
     "ApiCall",
@@ -31,6 +31,7 @@ __all__ = [
     "HtmlParseError",
     "PendingUpdate",
     "WaitTimeout",
+    "WebhookDelivery",
     "parse_html",
     "utf16_len",
 ]

@@ -56,6 +56,7 @@ CONFLICT_GET_UPDATES = (
     "Conflict: terminated by other getUpdates request; "
     "make sure that only one bot instance is running"
 )
+CONFLICT_SET_WEBHOOK = "Conflict: terminated by setWebhook request"
 CONFLICT_WEBHOOK = (
     "Conflict: can't use getUpdates method while webhook is active; "
     "use deleteWebhook to delete the webhook first"

@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from .client import CallbackAnswer
 from .errors import NOT_MODIFIED, QUERY_TOO_OLD, ApiError, bad_request, chat_migrated, forbidden
@@ -672,36 +673,68 @@ def get_chat_menu_button(self: BotApi, p: Params) -> Any:
     return buttons.get(key) or buttons.get(0) or {"type": "default"}
 
 
-# -- webhooks (no delivery: the fake only supports getUpdates) ------------------------------
+# -- webhooks (delivery by POST: server.py) ---------------------------------------------
+
+_SECRET_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url`` points at this machine: the only webhooks the fake POSTs to (it
+    never sends traffic elsewhere), and the only ones where it accepts plain http:// (a
+    test's bot cannot serve HTTPS; Telegram wants HTTPS everywhere)."""
+    try:
+        return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
+    except ValueError:
+        return False
 
 
 @api("setWebhook")
 def set_webhook(self: BotApi, p: Params) -> Any:
     url = p.string("url") or ""
-    if url and not url.startswith("https://"):
+    if url and not (
+        url.startswith("https://") or (url.startswith("http://") and is_loopback_url(url))
+    ):
         raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
+    secret = p.string("secret_token") or ""
+    if secret and not _SECRET_RE.fullmatch(secret):
+        raise bad_request("secret token contains unallowed characters")
+    max_connections = p.integer("max_connections", default=40)
+    if not 1 <= max_connections <= 100:
+        raise bad_request("bad webhook: max_connections must be between 1 and 100")
     self.world.webhook_url = url
+    self.world.webhook_secret = secret if url else ""
+    self.world.webhook_max_connections = max_connections
+    self.world.webhook_last_error = None
     _set_allowed(self, p)
     if p.flag("drop_pending_updates"):
         self.world.updates.clear()
+    self.world.on_webhook()
     return True
 
 
 @api("deleteWebhook")
 def delete_webhook(self: BotApi, p: Params) -> Any:
     self.world.webhook_url = ""
+    self.world.webhook_secret = ""
+    self.world.webhook_last_error = None
     if p.flag("drop_pending_updates"):
         self.world.updates.clear()
+    self.world.on_webhook()
     return True
 
 
 @api("getWebhookInfo")
 def get_webhook_info(self: BotApi, p: Params) -> Any:
-    return {
+    info: dict[str, Any] = {
         "url": self.world.webhook_url,
         "has_custom_certificate": False,
         "pending_update_count": len(self.world.updates),
     }
+    if self.world.webhook_url:
+        info["max_connections"] = self.world.webhook_max_connections
+    if self.world.webhook_last_error is not None:
+        info["last_error_date"], info["last_error_message"] = self.world.webhook_last_error
+    return info
 
 
 def _set_allowed(self: BotApi, p: Params) -> None:

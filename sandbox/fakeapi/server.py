@@ -34,12 +34,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 from .client import CallbackQueryHandle, FakeUser
 from .errors import (
     BLOCKED,
     CONFLICT_GET_UPDATES,
+    CONFLICT_SET_WEBHOOK,
     CONFLICT_WEBHOOK,
     ApiError,
     FakeClientError,
@@ -50,7 +52,7 @@ from .errors import (
 )
 from .limits import FloodController, FloodLimits, FloodViolation
 from .markup import Button
-from .methods import REGISTRY, BotApi, set_allowed_updates
+from .methods import REGISTRY, BotApi, is_loopback_url, set_allowed_updates
 from .models import BotIdentity, FakeChat, FakeMessage, PendingUpdate
 from .params import MAX_BODY, Params, read_params
 from .world import World, scope_key
@@ -143,6 +145,27 @@ class Fault:
         return ApiError(400, self.description or "Bad Request: injected fault")
 
 
+@dataclass
+class WebhookDelivery:
+    """One POST of an update to the webhook URL: ``status`` is the HTTP status of the
+    answer (None if there was none: ``error`` says why)."""
+
+    update_id: int
+    url: str
+    at: float  # time.monotonic() when sent
+    status: int | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+NOT_DELIVERED = "the fake delivers webhooks to loopback addresses only"
+#: Header of a webhook request carrying setWebhook's secret_token.
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
 class _ConnectionAborted(Exception):
     """Raised after a "reset" fault closed the connection."""
 
@@ -214,6 +237,7 @@ class FakeTelegram:
             pending one with 409) or ``"reject_new"`` (the new one gets 409 unless the
             pending one's client has disconnected).
         callback_timeout: seconds after which a callback query can no longer be answered.
+        webhook_timeout: seconds a webhook POST may take before it counts as failed.
     """
 
     def __init__(
@@ -230,6 +254,7 @@ class FakeTelegram:
         privacy_mode: bool = True,
         conflict_policy: str = "terminate_old",
         callback_timeout: float = 15.0,
+        webhook_timeout: float = 10.0,
     ):
         if conflict_policy not in ("terminate_old", "reject_new"):
             raise ValueError(f"unknown conflict_policy {conflict_policy!r}")
@@ -251,6 +276,9 @@ class FakeTelegram:
         self.faults: list[Fault] = []
         self._seq = itertools.count(1)
         self._waiters: set[asyncio.Event] = set()
+        #: Called (synchronously, no arguments) after every API call and user action: the
+        #: hook a live view of the world (the sandbox's web page) refreshes on.
+        self.listeners: list[Callable[[], None]] = []
         self._poller: _Poll | None = None
         self._inflight = 0
         self._last_activity = time.monotonic()
@@ -260,8 +288,14 @@ class FakeTelegram:
         # offered updates not yet handled, for latency attribution (see PendingUpdate)
         self._unhandled_queries: dict[str, PendingUpdate] = {}
         self._unhandled_by_chat: defaultdict[int, deque[PendingUpdate]] = defaultdict(deque)
-        self.world.on_update = self._wake_poller
+        self.world.on_update = self._on_update
         self.world.on_change = self._changed
+        self.world.on_webhook = self._on_update
+        self.webhook_timeout = webhook_timeout
+        #: Every webhook POST, oldest first (see `WebhookDelivery`).
+        self.webhook_deliveries: list[WebhookDelivery] = []
+        self._webhook_wakeup = asyncio.Event()
+        self._webhook_task: asyncio.Task[None] | None = None
 
     # ======================================================================================
     # lifecycle
@@ -281,12 +315,19 @@ class FakeTelegram:
         await site.start()
         self._runner = runner
         self.port = runner.addresses[0][1]
+        self._webhook_wakeup = asyncio.Event()
+        self._webhook_task = asyncio.create_task(self._webhook_loop(), name="fake webhook")
         return self
 
     async def stop(self) -> None:
         """Stop the server; held requests (long polls, "timeout" faults) end at once."""
         self._stopping.set()
         self._wake_poller()
+        if self._webhook_task is not None:
+            self._webhook_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._webhook_task
+            self._webhook_task = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -490,6 +531,11 @@ class FakeTelegram:
         finally:
             if self._poller is poll:
                 self._poller = None
+        self._offered(batch)
+        return [update.payload for update in batch]
+
+    def _offered(self, batch: Iterable[PendingUpdate]) -> None:
+        """Bookkeeping of updates handed to the bot (getUpdates answer or webhook POST)."""
         now = time.monotonic()
         for update in batch:
             update.delivered = True
@@ -500,7 +546,6 @@ class FakeTelegram:
                     self._unhandled_queries[update.query_id] = update
                 elif update.chat_id is not None and update.kind.endswith("message"):
                     self._unhandled_by_chat[update.chat_id].append(update)
-        return [update.payload for update in batch]
 
     def _claim_poller(self, poll: _Poll) -> None:
         old = self._poller
@@ -518,6 +563,8 @@ class FakeTelegram:
         while True:
             if poll.terminated:
                 raise ApiError(409, CONFLICT_GET_UPDATES)
+            if self.world.webhook_url:
+                raise ApiError(409, CONFLICT_SET_WEBHOOK)
             batch = list(itertools.islice(self.world.updates, limit))
             remaining = deadline - loop.time()
             if batch or remaining <= 0 or self._stopping.is_set():
@@ -529,6 +576,82 @@ class FakeTelegram:
     def _wake_poller(self) -> None:
         if self._poller is not None:
             self._poller.wakeup.set()
+
+    def _on_update(self) -> None:
+        """A new update, or the webhook was set or deleted."""
+        self._wake_poller()
+        self._webhook_wakeup.set()
+
+    # ======================================================================================
+    # webhook
+    # ======================================================================================
+    async def _webhook_loop(self) -> None:
+        """While a webhook is set (on this machine: see `is_loopback_url`; others keep the
+        updates pending), POST the pending updates to it one at a time, oldest
+        first, with the secret header; a 2xx answer confirms the update, anything else
+        (status, refused connection, timeout) is retried after a short backoff and shown
+        by getWebhookInfo. (Telegram may use up to max_connections requests at once.)"""
+        failures = 0
+        async with aiohttp.ClientSession() as session:
+            while True:
+                url = self.world.webhook_url
+                if not url or not self.world.updates:
+                    self._webhook_wakeup.clear()
+                    await self._webhook_wakeup.wait()
+                    continue
+                update = self.world.updates[0]
+                if not is_loopback_url(url):  # held, like an unreachable endpoint
+                    self.world.webhook_last_error = (int(time.time()), NOT_DELIVERED)
+                    self._webhook_wakeup.clear()
+                    await self._webhook_wakeup.wait()
+                    continue
+                try:
+                    delivery = await self._post_update(session, url, update)
+                except Exception as exc:  # a bug of the fake: loud, but keep delivering
+                    _LOGGER.exception("fake webhook delivery failed")
+                    self.internal_errors.append(exc)
+                    delivery = WebhookDelivery(
+                        update.update_id, url, time.monotonic(), error=f"fake bug: {exc!r}"
+                    )
+                if delivery.ok:
+                    failures = 0
+                    if self.world.updates and self.world.updates[0] is update:
+                        self.world.updates.popleft()
+                else:
+                    failures += 1
+                    self.world.webhook_last_error = (int(time.time()), str(delivery.error))
+                    self._webhook_wakeup.clear()
+                    # (a new update or a webhook change retries at once)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(
+                            self._webhook_wakeup.wait(), min(0.05 * 2**failures, 2.0)
+                        )
+                self._changed()
+
+    async def _post_update(
+        self, session: aiohttp.ClientSession, url: str, update: PendingUpdate
+    ) -> WebhookDelivery:
+        delivery = WebhookDelivery(update.update_id, url, time.monotonic())
+        self.webhook_deliveries.append(delivery)
+        headers = {"Content-Type": "application/json"}
+        if self.world.webhook_secret:
+            headers[SECRET_HEADER] = self.world.webhook_secret
+        body = json.dumps(update.payload, ensure_ascii=True, separators=(",", ":"))
+        self._offered([update])
+        try:
+            async with session.post(
+                url, data=body.encode("ascii"), headers=headers,
+                timeout=aiohttp.ClientTimeout(total=self.webhook_timeout),
+            ) as response:  # fmt: skip
+                delivery.status = response.status
+                await response.read()
+                if not delivery.ok:
+                    delivery.error = (
+                        f"Wrong response from the webhook: {response.status} {response.reason}"
+                    )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            delivery.error = f"Connection failed: {exc.__class__.__name__}"
+        return delivery
 
     @property
     def polling(self) -> bool:
@@ -861,6 +984,8 @@ class FakeTelegram:
     def _changed(self) -> None:
         for event in self._waiters:
             event.set()
+        for listener in self.listeners:
+            listener()
 
     async def wait_until(
         self, predicate: Callable[[], Any], timeout: float = 5.0, what: str | None = None

@@ -92,6 +92,13 @@ class World:
         self.bot_texts: dict[tuple[str, str], str] = {}
         self.menu_buttons: dict[int, dict[str, Any]] = {}
         self.webhook_url = ""
+        #: setWebhook's secret_token, sent in X-Telegram-Bot-Api-Secret-Token ("" = none)
+        self.webhook_secret = ""
+        self.webhook_max_connections = 40
+        #: (unix date, message) of the last failed webhook delivery, for getWebhookInfo
+        self.webhook_last_error: tuple[int, str] | None = None
+        #: called when the webhook is set or deleted
+        self.on_webhook: Callable[[], None] = lambda: None
         #: Every update ever emitted, with its timing (see `PendingUpdate`).
         self.update_log: list[PendingUpdate] = []
         self.keep_update_log = True

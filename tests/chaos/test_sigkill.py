@@ -33,12 +33,14 @@ class NotResumed(AssertionError):
     """A table needed a human to type /mano to go on after a restart."""
 
 
-async def test_sigkill_at_random_moments_during_20_matches(tmp_path: Path) -> None:
+async def test_sigkill_at_random_moments_during_20_matches(
+    tmp_path: Path, database_url: str
+) -> None:
     rng = random.Random(SEED)
     async with FakeTelegram(flood=False) as tg:
-        bot = BotProcess(tg, tmp_path, env=FAST_BOT)
+        bot = BotProcess(tg, tmp_path, env=FAST_BOT, database_url=database_url)
         await bot.start()
-        reader = await open_reader(bot.db_path)
+        reader = await open_reader(bot.database_url)
         try:
             world = World(tg, reader)
             # one human with four computers, but two humans at every fifth table
@@ -101,7 +103,7 @@ async def _versions(reader: object, tables: list[SimTable]) -> int:
 
 
 async def test_edits_in_flight_at_a_kill_or_a_stop_are_redone_after_restart(
-    tmp_path: Path,
+    tmp_path: Path, database_url: str
 ) -> None:
     """Deterministic version of what random kills hit now and then: the hand message of
     the player in turn is being edited (held by the fake) when the process is killed,
@@ -110,9 +112,9 @@ async def test_edits_in_flight_at_a_kill_or_a_stop_are_redone_after_restart(
     must not log errors."""
     problems: list[str] = []
     async with FakeTelegram(flood=False) as tg:
-        bot = BotProcess(tg, tmp_path, env=FAST_BOT)
+        bot = BotProcess(tg, tmp_path, env=FAST_BOT, database_url=database_url)
         await bot.start()
-        reader = await open_reader(bot.db_path)
+        reader = await open_reader(bot.database_url)
         try:
             table = World(tg, reader).add_table(0, 1, rng=random.Random(SEED))
             human = table.humans[0]

@@ -55,8 +55,10 @@ async def test_menus_help_rules_and_wrong_chats(tg: Any, tmp_path: Path) -> None
         assert names(tg.commands(private, "it")) == [it for it, _ in PRIVATE_COMMANDS]
         assert names(tg.commands(private, "en")) == [en for _, en in PRIVATE_COMMANDS]
         assert "mano" not in names(tg.commands(groups, "it"))
-        assert "nuova" not in names(tg.commands(private, "it"))
-        assert tg.commands(private, "en")[1]["description"] == "show your hand again"
+        assert "classifica" not in names(tg.commands(private, "it"))
+        assert "nuova" in names(tg.commands(private, "it"))  # a table alone
+        hand = next(c for c in tg.commands(private, "en") if c["command"] == "hand")
+        assert hand["description"] == "show your hand again"
 
         ugo = tg.add_user("Ugo", language_code="it")
         emma = tg.add_user("Emma", language_code="en-GB")
@@ -99,7 +101,7 @@ async def test_menus_help_rules_and_wrong_chats(tg: Any, tmp_path: Path) -> None
         assert "ends the auction at once" not in rules.content
         await repo.set_status(bot.rt.db, game_id, "cancelled")
 
-        wrong = await answer(ugo, ugo, "/nuova")
+        wrong = await answer(ugo, ugo, "/classifica")  # (/nuova in private: a table alone)
         assert "si usa in un gruppo" in wrong.content
         wrong = await answer(emma, emma, "/leaderboard")
         assert "works in a group" in wrong.content

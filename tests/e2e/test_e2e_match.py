@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from game import View
 from storage import repo
 from tests.conftest import make_bot
@@ -170,8 +172,10 @@ def feature_policy(view: View, rng: random.Random) -> str:
     return rng.choice(legal)
 
 
-async def test_full_match_five_humans(tg: Any, tmp_path: Path) -> None:
-    bot = await make_bot(tg, tmp_path / "bot.db").start()
+@pytest.mark.parametrize("delivery", ["polling", "webhook"])
+async def test_full_match_five_humans(tg: Any, database_url: str, delivery: str) -> None:
+    """On each engine (SQLite, PostgreSQL), with updates by polling and by webhook."""
+    bot = await make_bot(tg, database_url, webhook=delivery == "webhook").start()
     try:
         users = make_users(tg)
         table = await open_table(tg, bot, users)
@@ -187,6 +191,10 @@ async def test_full_match_five_humans(tg: Any, tmp_path: Path) -> None:
         await bot.rt.outbox.drain()
         await check_clean(tg, table)
         await check_scores(table)
+        if delivery == "webhook":  # every update came by POST, none was refused
+            assert not tg.calls_to("getUpdates")
+            assert all(d.ok for d in tg.webhook_deliveries)
+            assert len(tg.webhook_deliveries) >= table.actions_done
         results = await repo.load_smazzata_results(bot.rt.db, row.game_id)
         assert len(results) == 2
         counts = call_counts(tg)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from bot.tables import ui_of
@@ -20,8 +19,8 @@ from tests.e2e.test_e2e_match import (
 )
 
 
-async def test_restart_mid_auction_and_mid_trick(tg: Any, tmp_path: Path) -> None:
-    db = tmp_path / "bot.db"
+async def test_restart_mid_auction_and_mid_trick(tg: Any, database_url: str) -> None:
+    db = database_url
     bot = await make_bot(tg, db).start()
     users = make_users(tg)
     try:
@@ -61,12 +60,12 @@ async def test_restart_mid_auction_and_mid_trick(tg: Any, tmp_path: Path) -> Non
         await bot.stop()
 
 
-async def test_every_result_is_posted_after_falling_behind(tg: Any, tmp_path: Path) -> None:
+async def test_every_result_is_posted_after_falling_behind(tg: Any, database_url: str) -> None:
     """Two smazzate end while the bot is down (moves written, nothing drawn): after the
     restart both results are posted, in order, then the match goes on to its end."""
     from storage import repo
 
-    db_path = tmp_path / "bot.db"
+    db_path = database_url
     table, group, _ = await started_then_stopped(tg, db_path, "hands:3")
     assert table.game_id is not None
     await play_while_down(db_path, table.game_id, lambda game: game.scored_count == 2)
@@ -94,14 +93,14 @@ def results(tg: Any, group: Any) -> list[Any]:
 
 
 async def test_match_that_ended_while_the_bot_was_down_is_announced(
-    tg: Any, tmp_path: Path
+    tg: Any, database_url: str
 ) -> None:
     """The last moves of a match are stored but the bot stops before drawing them: after
     the restart the group gets the last result and the final scores, once, and the table
     and hands lose their buttons."""
     from storage import repo
 
-    db_path = tmp_path / "bot.db"
+    db_path = database_url
     table, group, ugo = await started_then_stopped(tg, db_path, "hands:1")
     assert table.game_id is not None
     row = await play_while_down(db_path, table.game_id, lambda game: game.is_over())
@@ -134,7 +133,7 @@ def finals(tg: Any, group: Any) -> list[Any]:
     return [m for m in tg.chat_messages(group, from_bot=True) if "Partita finita" in m.content]
 
 
-async def started_then_stopped(tg: Any, db_path: Path, match_end: str) -> tuple[Any, Any, Any]:
+async def started_then_stopped(tg: Any, db_path: str, match_end: str) -> tuple[Any, Any, Any]:
     """Ugo and four computers start a match (the computers wait 30 s to move); the bot
     stops once the first table is drawn. Returns the table, the group and Ugo."""
     from tests.e2e.driver import small_table
@@ -153,7 +152,7 @@ async def started_then_stopped(tg: Any, db_path: Path, match_end: str) -> tuple[
     return table, group, ugo
 
 
-async def play_while_down(db_path: Path, game_id: int, done: Callable[[Any], bool]) -> Any:
+async def play_while_down(db_path: str, game_id: int, done: Callable[[Any], bool]) -> Any:
     """With the bot stopped, make its computer moves through the service (stored, never
     drawn) until ``done(game)``; return the stored row."""
     from bot import players

@@ -1,0 +1,164 @@
+"""Telegram's message budgets, paced evenly: per chat, and one for the whole bot.
+
+* :class:`ChatPace`: the calls of one chat go out at most one per ``interval`` (a group:
+  ``60 s / GROUP_MESSAGES_PER_MINUTE``, ~3.3 s at 18; a private chat ``1 / chat_rate``),
+  evenly, never burst-then-wait. A rolling window of ``per_window`` calls guards groups
+  on top. Callers *reserve* the next slot, so nobody overtakes a call already waiting.
+* :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
+  granted by :class:`Priority` first, then in order of request: what unblocks play goes
+  before the group tables, which go before the hands of players who cannot act.
+
+Only message-producing calls (sends and edits) are counted, as Telegram does: callback
+answers never wait here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Priority(IntEnum):
+    #: The buttons of the seat in turn (private hand or group auction keyboard), the
+    #: answer to a person's press or command.
+    TURN = 0
+    #: The group table, results, announcements.
+    TABLE = 1
+    #: Hands of players who cannot act now (held and merged; brought up to date at the
+    #: end of each trick and at the player's turn).
+    IDLE = 2
+
+
+@dataclass
+class ChatPace:
+    interval: float
+    #: At most ``per_window`` calls in any ``window`` seconds (0: no window).
+    per_window: int = 0
+    window: float = 60.0
+    next_at: float = 0.0
+    sent: deque[float] = field(default_factory=deque)
+
+    def ready_at(self, now: float) -> float:
+        """When the next call may go (``now`` or later)."""
+        at = max(now, self.next_at)
+        if self.per_window:
+            while self.sent and at - self.sent[0] >= self.window:
+                self.sent.popleft()
+            if len(self.sent) >= self.per_window:
+                at = max(at, self.sent[-self.per_window] + self.window)
+        return at
+
+    def reserve(self, now: float) -> float:
+        """Take the next slot; return when it is (sleep until then)."""
+        at = self.ready_at(now)
+        self.next_at = at + self.interval
+        if self.per_window:
+            self.sent.append(at)
+        return at
+
+    def assume_used(self, now: float) -> None:
+        """The process before a restart may have used the budget up to its death, evenly
+        paced: the window is taken as full at that pace, its last call one interval ago
+        (the restart itself took longer than that), so one call may go now, the next one
+        an interval later; and the rolling window never sees more than ``per_window``."""
+        if self.per_window and self.interval > 0:
+            n = min(self.per_window, int(self.window / self.interval))
+            past = [now - i * self.interval for i in range(n, 0, -1)]
+            self.sent = deque(sorted({*self.sent, *past}))
+        self.next_at = max(self.next_at, now)
+
+
+class _Waiter:
+    __slots__ = ("future", "priority")
+
+    def __init__(self, priority: int) -> None:
+        self.priority = priority
+        self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+class GlobalBudget:
+    """An even rate for the whole bot, granted by priority (see :class:`Priority`)."""
+
+    def __init__(self, rate: float, burst: float = 1.0) -> None:
+        self.interval = 1.0 / rate if rate > 0 else 0.0
+        self.burst = max(1.0, burst)
+        self._next = 0.0
+        self._heap: list[tuple[int, int, _Waiter]] = []
+        self._seq = itertools.count()
+        self._dispatcher: asyncio.Task[None] | None = None
+        #: Calls granted, per priority (for the benchmark).
+        self.granted = [0, 0, 0]
+
+    def _take(self, now: float) -> None:
+        self._next = max(self._next, now) + self.interval
+
+    def _free(self, now: float) -> bool:
+        return self._free_at() <= now
+
+    def _free_at(self) -> float:
+        """When the next call is within the budget (up to ``burst`` ahead of schedule)."""
+        return self._next - (self.burst - 1) * self.interval
+
+    def waiter(self, priority: int) -> _Waiter:
+        return _Waiter(priority)
+
+    async def acquire(self, priority: int, waiter: _Waiter | None = None) -> None:
+        """Wait for one call of the budget; higher priorities are served first."""
+        now = time.monotonic()
+        if not self._heap and self._free(now):
+            self._take(now)
+            self.granted[min(priority, 2)] += 1
+            return
+        w = waiter or _Waiter(priority)
+        w.priority = min(w.priority, priority)
+        heapq.heappush(self._heap, (w.priority, next(self._seq), w))
+        if self._dispatcher is None or self._dispatcher.done():
+            self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
+        try:
+            await w.future
+        except asyncio.CancelledError:
+            if w.future.done() and not w.future.cancelled():
+                self.refund()  # granted, but the caller went away
+            raise
+
+    def promote(self, waiter: _Waiter, priority: int) -> None:
+        """A waiter now carries something more urgent."""
+        if priority < waiter.priority and not waiter.future.done():
+            waiter.priority = priority
+            heapq.heappush(self._heap, (priority, next(self._seq), waiter))
+
+    def refund(self) -> None:
+        """A granted call was not made."""
+        self._next -= self.interval
+
+    async def _dispatch(self) -> None:
+        while self._heap:
+            prio, _, w = self._heap[0]
+            if w.future.done() or prio != w.priority:
+                heapq.heappop(self._heap)  # served, cancelled or promoted meanwhile
+                continue
+            now = time.monotonic()
+            if not self._free(now):
+                await asyncio.sleep(max(self._free_at() - now, 0.0))
+                continue
+            heapq.heappop(self._heap)
+            self._take(now)
+            self.granted[min(prio, 2)] += 1
+            w.future.set_result(None)
+
+    def waiting(self) -> int:
+        return sum(1 for _, _, w in self._heap if not w.future.done())
+
+    async def close(self) -> None:
+        if self._dispatcher is not None and not self._dispatcher.done():
+            self._dispatcher.cancel()
+            await asyncio.gather(self._dispatcher, return_exceptions=True)
+        for _, _, w in self._heap:
+            if not w.future.done():
+                w.future.cancel()
+        self._heap.clear()

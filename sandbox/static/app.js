@@ -1,0 +1,224 @@
+// The sandbox page: long-polls /api/state for the chosen user and renders their chats.
+"use strict";
+
+const state = { user: null, revision: -1, bot: null, data: null, generation: 0 };
+const $ = (id) => document.getElementById(id);
+
+function chosenUser(users) {
+  const fromUrl = new URLSearchParams(location.search).get("user");
+  const stored = localStorage.getItem("sandbox-user");
+  for (const wanted of [fromUrl, stored]) {
+    if (wanted && users.some((u) => String(u.id) === wanted)) return Number(wanted);
+  }
+  return users.length ? users[0].id : null;
+}
+
+async function post(path, body) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const result = await response.json();
+  if (!result.ok) throw new Error(result.error || response.statusText);
+  return result;
+}
+
+let toastTimer = null;
+function toast(text, alert) {
+  const box = $("toast");
+  box.textContent = text;
+  box.className = alert ? "alert" : "";
+  box.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { box.hidden = true; }, alert ? 6000 : 2500);
+}
+
+// t.me links to the bot: open the private chat (with a start payload: press Start)
+async function openLink(url) {
+  const match = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)(?:\?start=([A-Za-z0-9_-]*))?/.exec(url);
+  if (match && state.bot && match[1].toLowerCase() === state.bot.username.toLowerCase()) {
+    if (match[2] !== undefined) await post("/api/start", { user: state.user, payload: match[2] });
+    const input = document.querySelector(`[data-chat="${state.user}"] .composer .text`);
+    if (input) input.focus();
+    return;
+  }
+  window.open(url, "_blank", "noopener");
+}
+
+async function press(chatId, messageId, button) {
+  if (button.url) return openLink(button.url);
+  try {
+    const result = await post("/api/press", {
+      user: state.user, chat: chatId, message: messageId, data: button.data,
+    });
+    const answer = result.answer;
+    if (answer && answer.url) await openLink(answer.url);
+    if (answer && answer.text) toast(answer.text, answer.alert);
+  } catch (error) {
+    toast(String(error.message || error), true);
+  }
+}
+
+function renderMessage(chat, message) {
+  if (message.service) {
+    const div = document.createElement("div");
+    div.className = "service";
+    div.textContent = message.service;
+    return div;
+  }
+  const div = document.createElement("div");
+  div.className = "message" + (message.sender_id === state.user ? " mine" : "");
+  div.dataset.id = message.id;
+  const sender = document.createElement("div");
+  sender.className = "sender";
+  sender.textContent = message.bot ? state.bot.name : message.sender;
+  div.appendChild(sender);
+  const body = document.createElement("div");
+  body.className = "text";
+  body.innerHTML = message.html; // built by the server from Telegram entities, text escaped
+  if (message.edited) {
+    const edited = document.createElement("span");
+    edited.className = "edited";
+    edited.textContent = "edited";
+    body.appendChild(edited);
+  }
+  div.appendChild(body);
+  if (message.buttons.length) {
+    const keyboard = document.createElement("div");
+    keyboard.className = "keyboard";
+    for (const row of message.buttons) {
+      const line = document.createElement("div");
+      line.className = "row";
+      for (const button of row) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.textContent = button.text;
+        if (button.url) b.classList.add("url");
+        if (button.data) b.dataset.callback = button.data;
+        b.addEventListener("click", () => press(chat.id, message.id, button));
+        line.appendChild(b);
+      }
+      keyboard.appendChild(line);
+    }
+    div.appendChild(keyboard);
+  }
+  return div;
+}
+
+function chatPanel(chat) {
+  let panel = document.querySelector(`[data-chat="${chat.id}"]`);
+  if (panel) return panel;
+  panel = $("chat-template").content.firstElementChild.cloneNode(true);
+  panel.dataset.chat = chat.id;
+  panel.dataset.type = chat.type;
+  panel.querySelector(".composer").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = panel.querySelector(".text");
+    const text = input.value.trim();
+    if (!text) return;
+    try {
+      await post("/api/send", { user: state.user, chat: chat.id, text });
+      input.value = "";
+    } catch (error) {
+      toast(String(error.message || error), true);
+    }
+  });
+  $("chats").appendChild(panel);
+  return panel;
+}
+
+function render(data) {
+  state.bot = data.bot;
+  const select = $("user");
+  const options = data.users.map((u) => `${u.id}:${u.name}`).join("|");
+  if (select.dataset.options !== options) {
+    select.innerHTML = "";
+    for (const u of data.users) {
+      const option = document.createElement("option");
+      option.value = u.id;
+      option.textContent = u.name + (u.language ? ` (${u.language})` : "");
+      select.appendChild(option);
+    }
+    select.dataset.options = options;
+  }
+  select.value = String(state.user);
+  const wanted = new Set(data.chats.map((c) => String(c.id)));
+  for (const panel of document.querySelectorAll("[data-chat]")) {
+    if (!wanted.has(panel.dataset.chat)) panel.remove();
+  }
+  for (const chat of data.chats) {
+    const panel = chatPanel(chat);
+    const me = data.users.find((u) => u.id === state.user);
+    panel.querySelector(".title").textContent =
+      chat.type === "private" ? `${data.bot.name} — private chat of ${me ? me.name : "?"}` : chat.title;
+    const list = panel.querySelector(".commands");
+    const commands = chat.commands.map((c) => `/${c.command}\u0000${c.description}`).join("|");
+    if (list.dataset.commands !== commands) {  // the bot's command menu, as suggestions
+      list.id = `commands-${chat.id}`;
+      panel.querySelector(".text").setAttribute("list", list.id);
+      list.replaceChildren(...chat.commands.map((c) => {
+        const option = document.createElement("option");
+        option.value = `/${c.command}`;
+        option.label = c.description;
+        return option;
+      }));
+      list.dataset.commands = commands;
+    }
+    const box = panel.querySelector(".messages");
+    const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    const fresh = document.createDocumentFragment();
+    for (const message of chat.messages) fresh.appendChild(renderMessage(chat, message));
+    box.replaceChildren(fresh);
+    if (atBottom || !box.dataset.seen) box.scrollTop = box.scrollHeight;
+    box.dataset.seen = "1";
+  }
+}
+
+async function poll(generation) {
+  while (generation === state.generation) {
+    try {
+      const query = `user=${encodeURIComponent(state.user ?? "")}&rev=${state.revision}`;
+      const response = await fetch(`/api/state?${query}`);
+      const data = await response.json();
+      if (generation !== state.generation) return;
+      if (state.user === null || !data.users.some((u) => u.id === state.user)) {
+        state.user = chosenUser(data.users);
+        state.revision = -1;
+        continue;
+      }
+      state.revision = data.revision;
+      render(data);
+    } catch (error) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+function switchUser(id) {
+  state.user = Number(id);
+  state.revision = -1;
+  state.generation += 1;
+  localStorage.setItem("sandbox-user", String(id));
+  const url = new URL(location.href);
+  url.searchParams.set("user", id);
+  history.replaceState(null, "", url);
+  $("chats").replaceChildren();
+  poll(state.generation);
+}
+
+$("user").addEventListener("change", (event) => switchUser(event.target.value));
+$("add-user").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const name = $("new-name").value.trim();
+  if (!name) return;
+  try {
+    const result = await post("/api/users", { name, language: $("new-language").value });
+    $("new-name").value = "";
+    switchUser(result.user);
+  } catch (error) {
+    toast(String(error.message || error), true);
+  }
+});
+
+poll(state.generation);

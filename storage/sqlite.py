@@ -1,0 +1,337 @@
+"""The SQLite backend of :class:`storage.db.Database`: one aiosqlite connection.
+
+Statements normally run on aiosqlite's thread.  A move (:meth:`run_transaction`) runs at
+once on the event loop's thread instead, on the same sqlite3 connection, while the lock
+keeps aiosqlite's thread idle (see :meth:`SQLiteDatabase._run_inline`).  That sqlite3
+connection is reached through public APIs only: sqlite3's ``factory`` argument (which
+aiosqlite passes on to :func:`sqlite3.connect`) hands us the connection object as it is
+created; nothing of aiosqlite's private internals is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import Callable, Coroutine, Iterable
+from contextlib import suppress
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from .db import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    WAL_AUTOCHECKPOINT_PAGES,
+    Database,
+    DatabaseTarget,
+    Executor,
+    Params,
+    Row,
+    _Statements,
+    short_sql,
+)
+from .errors import StorageError, StorageUnavailable, translate_sqlite_error
+
+__all__ = ["SQLiteDatabase"]
+
+log = logging.getLogger("storage.db")
+
+T = TypeVar("T")
+
+
+def _capturing_factory(into: list[sqlite3.Connection]) -> type[sqlite3.Connection]:
+    """A :class:`sqlite3.Connection` class that appends each instance to ``into``."""
+
+    class CapturedConnection(sqlite3.Connection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            into.append(self)
+
+    return CapturedConnection
+
+
+class _DirectTransaction(_Statements):
+    """The executor of :meth:`SQLiteDatabase.run_transaction`: every statement executes
+    at once on the sqlite3 connection (on the event loop's thread, or on a worker thread
+    when another process holds the database), so its coroutines finish without ever
+    suspending."""
+
+    __slots__ = ("_db", "_raw")
+
+    def __init__(self, db: SQLiteDatabase, raw: sqlite3.Connection) -> None:
+        super().__init__()
+        self._db = db
+        self._raw = raw
+
+    def now(self) -> int:
+        return self._db.now()
+
+    @property
+    def dialect(self) -> str:
+        return "sqlite"
+
+    def _run(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
+        try:
+            return self._raw.execute(sql, params)
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, short_sql(sql)) from e
+
+    def _in_transaction(self) -> bool:
+        return self._raw.in_transaction
+
+    async def _statement(self, sql: str) -> None:
+        self._run(sql)
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        return int(self._run(sql, params).rowcount)
+
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+        try:
+            return int(self._raw.executemany(sql, seq_of_params).rowcount)
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, short_sql(sql)) from e
+
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        try:
+            return list(self._run(sql, params).fetchall())
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, short_sql(sql)) from e
+
+
+def _run_body(
+    db: SQLiteDatabase, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]]
+) -> T:
+    """On the calling thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
+    ROLLBACK and re-raise)."""
+    if raw.in_transaction:  # leftover of a failed rollback; never keep it
+        raw.rollback()
+    tx = _DirectTransaction(db, raw)
+    tx._run("BEGIN IMMEDIATE")
+    try:
+        coro = body(tx)
+        try:
+            coro.send(None)
+        except StopIteration as stop:
+            result: T = stop.value
+        else:
+            coro.close()
+            raise RuntimeError("run_transaction: the body awaited something other than tx")
+        tx._run("COMMIT")
+    except BaseException:
+        try:
+            if raw.in_transaction:
+                raw.rollback()
+        except sqlite3.Error as e:
+            log.error("ROLLBACK failed: %s", e)
+        raise
+    return result
+
+
+# --------------------------------------------------------------------------- database
+
+
+class SQLiteDatabase(Database):
+    """One aiosqlite connection (and its sqlite3 connection, for :meth:`_run_inline`)."""
+
+    dialect = "sqlite"
+    _begin_sql = "BEGIN IMMEDIATE"
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        raw: sqlite3.Connection,
+        target: DatabaseTarget,
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)  # busy_timeout_ms, lock_retries, retry_delay, clock
+        self._conn = conn
+        self._raw = raw
+        self.target = target
+
+    @classmethod
+    async def connect(cls, target: DatabaseTarget, **options: Any) -> SQLiteDatabase:
+        """Open and configure the connection (no migrations: see :meth:`Database.open`)."""
+        busy_timeout_ms = int(options.get("busy_timeout_ms", DEFAULT_BUSY_TIMEOUT_MS))
+        if target.path is not None and not target.read_only:
+            try:
+                target.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StorageUnavailable(
+                    f"cannot create the directory of {target.path}: {e}", code="cannot_open"
+                ) from e
+        created: list[sqlite3.Connection] = []
+        try:
+            conn = await aiosqlite.connect(
+                target.database,
+                uri=True,
+                isolation_level=None,  # autocommit; we issue BEGIN/COMMIT ourselves
+                timeout=busy_timeout_ms / 1000,
+                # run_transaction uses it from the event loop's thread too, while holding
+                # the lock (so aiosqlite's thread is idle); see _run_inline
+                check_same_thread=False,
+                factory=_capturing_factory(created),
+            )
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, f"opening {target.path or target.database}") from e
+        conn.row_factory = sqlite3.Row
+        db = cls(conn, created[0], target, **options)
+        try:
+            await db._configure()
+        except BaseException:
+            await db.close()
+            raise
+        return db
+
+    async def _configure(self) -> None:
+        """PRAGMAs for this connection (they are per connection, not stored in the file)."""
+        await self._raw_execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        await self._raw_execute("PRAGMA foreign_keys = ON")
+        if not self.target.is_memory:
+            mode = await self._with_retries(
+                lambda: self._raw_fetchval("PRAGMA journal_mode = WAL"), "journal_mode"
+            )
+            if str(mode).lower() != "wal":
+                log.warning("could not switch %s to WAL (journal_mode=%s)", self.target.path, mode)
+        await self._raw_execute("PRAGMA synchronous = NORMAL")
+        await self._raw_execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+
+    async def _after_migrations(self, check_writable: bool | None) -> None:
+        if check_writable is None:
+            check_writable = not self.target.read_only
+        if check_writable and not self.target.is_memory:
+            await self._probe_writable()
+
+    async def _probe_writable(self) -> None:
+        """Try a write (rolled back) so a read-only database fails at start-up, clearly."""
+        async with self._lock:
+            try:
+                await self._begin()
+                await self._raw_execute("CREATE TABLE _storage_write_probe (x INTEGER)")
+            except StorageUnavailable as e:
+                if e.code == "locked":
+                    raise
+                raise StorageUnavailable(
+                    f"database {self.target.path} is not writable ({e.code}): {e}", code=e.code
+                ) from e
+            finally:
+                await self._rollback_quietly()
+
+    async def _close_connection(self) -> None:
+        try:
+            with suppress(sqlite3.Error, ValueError):
+                await self._conn.execute("PRAGMA optimize")
+            await self._conn.close()
+        except (sqlite3.Error, ValueError) as e:  # pragma: no cover - best effort
+            log.warning("error while closing the database: %s", e)
+
+    def _in_transaction(self) -> bool:
+        return self._raw.in_transaction
+
+    async def _rollback_quietly(self) -> None:
+        try:
+            if self._raw.in_transaction:
+                await self._conn.execute("ROLLBACK")
+        except (sqlite3.Error, ValueError) as e:
+            log.error("ROLLBACK failed: %s", e)
+
+    # ---------------------------------------------------------------- a move at once
+
+    async def run_transaction(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+        """Run ``body(tx)`` as one transaction at once, without a trip per statement.
+
+        Same effect as ``async with db.transaction() as tx: return await body(tx)``, but
+        the statements run straight on the sqlite3 connection, on the event loop's thread
+        (:meth:`_run_inline`), instead of one event-loop round trip each, which matters
+        when the loop is busy: ``body`` may only await ``tx`` (the repository functions),
+        nothing else.  While another process holds the database it runs on a worker
+        thread instead (:meth:`_run_in_thread`), retried like BEGIN (nothing of a failed
+        attempt is kept)."""
+        if self._joinable() is not None:
+            raise StorageError("run_transaction inside a transaction", code="misuse")
+        async with self._lock:
+            self._check_open()
+            try:
+                return self._run_inline(body)
+            except StorageUnavailable as e:
+                if e.code != "locked":
+                    raise
+            # another process holds the database: wait for it on a worker thread
+            return await self._with_retries(lambda: self._run_in_thread(body), "transaction")
+
+    async def _run_in_thread(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+        """:func:`_run_body` on a worker thread (it may wait up to the busy timeout for
+        another process).  The caller holds the lock, so aiosqlite's thread is idle; if
+        the caller is cancelled, the lock is kept until the thread is done with the
+        connection."""
+        self._check_open()
+        work = asyncio.ensure_future(asyncio.to_thread(_run_body, self, self._raw, body))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            with suppress(BaseException):
+                await work
+            raise
+
+    def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+        """Run ``body`` as one transaction right here, on the event loop's thread.
+
+        A move is a handful of statements (well under a millisecond): handing it to
+        aiosqlite's thread cost two wake-ups of a busy event loop and, while the loop ran
+        Python, a wait for the GIL after every statement (several milliseconds of a
+        click's latency under load, see bench/README.md).  The caller holds the lock, so
+        the connection is idle.  Nothing here may block the loop: the busy timeout is 0
+        (another process holding the database raises ``"locked"`` at once and the caller
+        waits on a worker thread instead) and the commit does not checkpoint the WAL
+        (the statements run on the database thread do; a checkpoint writes and syncs the
+        database file)."""
+        raw = self._raw
+        try:
+            raw.execute("PRAGMA busy_timeout = 0")
+            raw.execute("PRAGMA wal_autocheckpoint = 0")
+        except sqlite3.Error as e:
+            raise translate_sqlite_error(e, "PRAGMA") from e
+        try:
+            return _run_body(self, raw, body)
+        finally:
+            try:
+                raw.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+                raw.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+            except sqlite3.Error as e:  # pragma: no cover - setting a PRAGMA reads nothing
+                log.error("could not restore the connection's PRAGMAs: %s", e)
+
+    # ---------------------------------------------------------------- statements
+
+    def _translate(self, e: Exception, sql: str) -> StorageError:
+        if isinstance(e, sqlite3.Error):
+            return translate_sqlite_error(e, short_sql(sql))
+        # aiosqlite raises ValueError("Connection closed"/"no active connection")
+        return StorageUnavailable(f"database connection is closed ({e})", code="closed")
+
+    async def _raw_execute(self, sql: str, params: Params = ()) -> int:
+        self._check_open()
+        try:
+            async with self._conn.execute(sql, params) as cur:
+                return int(cur.rowcount)
+        except (sqlite3.Error, ValueError) as e:
+            raise self._translate(e, sql) from e
+
+    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+        self._check_open()
+        try:
+            async with self._conn.executemany(sql, seq_of_params) as cur:
+                return int(cur.rowcount)
+        except (sqlite3.Error, ValueError) as e:
+            raise self._translate(e, sql) from e
+
+    async def _raw_fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        self._check_open()
+        try:
+            return list(await self._conn.execute_fetchall(sql, params))
+        except (sqlite3.Error, ValueError) as e:
+            raise self._translate(e, sql) from e
+
+    async def pragma(self, name: str) -> Any:
+        """Read a PRAGMA value (e.g. ``await db.pragma("journal_mode")``)."""
+        if not name.replace("_", "").isalnum():
+            raise ValueError(f"bad pragma name {name!r}")
+        return await self.fetchval(f"PRAGMA {name}")

@@ -1,0 +1,93 @@
+"""SIGTERM of the real bot process (``python -m bot``) after its Bot API server has gone
+away — refusing connections, or accepting them and never answering: the bot exits within
+the bound a container manager gives it (``docker stop``: 10 s, then SIGKILL) and the
+database keeps every stored move (the action logs replay to the stored snapshots, every
+acknowledged press is in them)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import signal
+from pathlib import Path
+
+import pytest
+
+from bench.sim import BotProcess, World, open_reader
+from bot.__main__ import STOP_SECONDS
+from sandbox.fakeapi import FakeTelegram
+from tests.chaos.checks import check_acknowledged, replay
+
+#: What a container manager allows (docker stop's default grace period).
+BOUND = 10.0
+
+
+@pytest.mark.parametrize("network", ["refused", "silent"])
+async def test_sigterm_exits_in_time_and_keeps_every_move(tmp_path: Path, network: str) -> None:
+    async with FakeTelegram(flood=False) as tg:
+        bot = BotProcess(tg, tmp_path, env={"GROUP_MESSAGES_PER_MINUTE": "1000"})
+        await bot.start()
+        reader = await open_reader(bot.db_path)
+        try:
+            table = World(tg, reader).add_table(0, 1, rng=random.Random(7))
+            await table.preset_match_end("hands:1")
+            await table.open_and_start(4)
+            loop = asyncio.get_running_loop()
+            await table.play(deadline=loop.time() + 20, presses=4)
+            assert sum(p.acknowledged for p in table.presses) >= 1
+            before, _ = await table.state()
+
+            if network == "refused":
+                await tg.stop()
+            else:  # every call, getUpdates included, is held far longer than the bound
+                tg.inject(None, "timeout", count=10_000, hold=120)
+                tg.inject("getUpdates", "timeout", count=10_000, hold=120)
+            await asyncio.sleep(0.5)  # the bot notices (its long poll and edits fail/hang)
+            assert bot.proc is not None and bot.running
+            started = loop.time()
+            bot.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(bot.proc.wait(), BOUND)
+            except TimeoutError:
+                pytest.fail(f"still running {BOUND} s after SIGTERM:\n{bot.log_tail()}")
+            took = loop.time() - started
+            log = bot.log_text()
+            print(f"\n{network}: exit {bot.proc.returncode} after {took:.1f} s")
+            assert took <= STOP_SECONDS + 1.0, log
+            assert "SIGTERM: stopping" in log
+
+            after, _ = await table.state()
+            assert after.version >= before.version  # (computers may have moved meanwhile)
+            await replay(reader, after)
+            assert await check_acknowledged(reader, table.presses) >= 1
+        finally:
+            await reader.close()
+            await bot.kill()
+
+
+async def test_sigterm_during_start_up_with_a_silent_server(tmp_path: Path) -> None:
+    """The command menus hang (held by the server) while the bot starts: SIGTERM cancels
+    the start-up and the bot exits at once, cleanly (no start-up left running behind PTB's
+    shutdown, using a closed HTTP client or database)."""
+    async with FakeTelegram(flood=False) as tg:
+        tg.inject("setMyCommands", "timeout", count=100, hold=120)
+        bot = BotProcess(tg, tmp_path)
+        starting = asyncio.create_task(bot.start(timeout=30))
+        try:
+            await tg.wait_until(lambda: tg.calls_to("setMyCommands"), 20, "the start-up")
+            assert bot.proc is not None
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            bot.proc.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(bot.proc.wait(), BOUND)
+            assert loop.time() - started < 2.0
+            assert code == 0
+            assert not bot.running
+            assert "SIGTERM: stopping" in bot.log_text()
+            assert bot.problems() == [], bot.log_tail()
+        finally:
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+            await bot.kill()

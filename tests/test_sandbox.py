@@ -1,0 +1,111 @@
+"""The sandbox's web API and rendering (the real browser test is tests/e2e/test_browser.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from sandbox.__main__ import bot_environment, build_world, parse_args
+from sandbox.fakeapi import parse_html
+from sandbox.token import PLACEHOLDER, token_configured
+from sandbox.web import SandboxWeb, entities_to_html
+from tests.conftest import make_bot
+
+
+def rendered(source: str) -> str:
+    text, entities = parse_html(source)
+    return entities_to_html(text, entities)
+
+
+def test_entities_render_as_safe_html() -> None:
+    assert rendered("<b>Anna &amp; co</b> &lt;script&gt;") == (
+        "<b>Anna &amp; co</b> &lt;script&gt;"
+    )
+    assert rendered("a <b>b <i>c</i> d</b> e") == "a <b>b <i>c</i> d</b> e"
+    assert rendered("🂡 <b>Asso 🂡</b> x") == "🂡 <b>Asso 🂡</b> x"  # UTF-16 offsets
+    assert rendered('<a href="https://t.me/x?start=j1">go</a>') == (
+        '<a href="https://t.me/x?start=j1" target="_blank" rel="noopener noreferrer">go</a>'
+    )
+    assert entities_to_html("<x>", [{"type": "bold", "offset": 0, "length": 3}]) == (
+        "<b>&lt;x&gt;</b>"
+    )
+    bad_link = [{"type": "text_link", "offset": 0, "length": 1, "url": "javascript:x"}]
+    assert entities_to_html("x", bad_link) == "x"
+
+
+def test_token_choice(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BOT_TOKEN", raising=False)
+    assert not token_configured()
+    (tmp_path / ".env").write_text(f"BOT_TOKEN={PLACEHOLDER}\n")
+    assert not token_configured()
+    (tmp_path / ".env").write_text("BOT_TOKEN=123:abc\n")
+    assert token_configured()
+
+
+async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> None:
+    """A user of the page writes /nuova in the group, presses Entra, sees the answer;
+    what a client could not do is refused with a reason."""
+    groups = build_world(tg)
+    page = SandboxWeb(tg, groups)
+    port = await page.start("127.0.0.1", 0)
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        anna, _bruno, _carla, dave = tg.world.users.values()
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/") as response:
+                assert "sandbox" in await response.text()
+            async with http.post(f"{base}/api/send", json={
+                "user": anna.id, "chat": groups[0].id, "text": "/nuova"}) as response:
+                assert response.status == 200
+            lobby = await tg.wait_for_message(groups[0], "Briscola chiamata")
+            join = next(b for b in lobby.buttons if (b.callback_data or "").endswith(":join"))
+            async with http.get(f"{base}/api/state?user={dave.id}") as response:
+                state = await response.json()
+            chats = {c["id"]: c for c in state["chats"]}
+            assert set(chats) == {groups[0].id, dave.id}  # the group and Dave's private chat
+            assert "new" in {c["command"] for c in chats[groups[0].id]["commands"]}  # English
+            shown = chats[groups[0].id]["messages"][-1]
+            assert [b["data"] for row in shown["buttons"] for b in row if b["data"]]
+            async with http.post(f"{base}/api/press", json={
+                "user": dave.id, "chat": groups[0].id, "message": lobby.message_id,
+                "data": join.callback_data}) as response:
+                answer = (await response.json())["answer"]
+            # Dave never pressed Start: the bot answers with the deep link to its chat
+            assert answer["url"].startswith(f"https://t.me/{tg.bot.username}?start=")
+            payload = answer["url"].split("start=")[1]
+            async with http.post(f"{base}/api/start", json={
+                "user": dave.id, "payload": payload}) as response:
+                assert response.status == 200
+            await tg.wait_until(lambda: "Dave" in tg.message(groups[0], lobby.message_id).text)
+            # refused: a button the message does not have, a chat one is not in, no user
+            for body in ({"user": dave.id, "chat": groups[0].id,
+                          "message": lobby.message_id, "data": "l:1:forged"},
+                         {"user": dave.id, "chat": anna.id, "text": "hi"},
+                         {"user": 1, "chat": groups[0].id, "text": "hi"}):
+                path = "press" if "data" in body else "send"
+                async with http.post(f"{base}/api/{path}", json=body) as response:
+                    assert response.status == 400 and (await response.json())["error"]
+            async with http.post(f"{base}/api/users", json={"name": " Eva  ",
+                                                            "language": "en"}) as response:
+                eva = (await response.json())["user"]
+            assert tg.world.users[eva].full_name == "Eva" and groups[0].is_member(eva)
+        # (the bot's probe of Dave's private chat before he pressed Start)
+        assert all(e.error_code == 403 and e.chat_id == dave.id for e in tg.errors), tg.errors
+        assert not tg.unanswered_callbacks()
+    finally:
+        await bot.stop()
+        await page.stop()
+
+
+def test_bot_environment_points_only_the_api_at_the_fake(tg: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("TURN_TIMEOUT_SECONDS", "30")
+    env = bot_environment(tg, "sqlite:///x.db")
+    assert env["BOT_TOKEN"] == tg.token and env["TELEGRAM_BASE_URL"] == tg.base_url
+    assert env["TURN_TIMEOUT_SECONDS"] == "30" and env["PATH"] == os.environ["PATH"]
+    args = parse_args([])
+    assert (args.host, args.port) == ("127.0.0.1", 8080)
