@@ -115,9 +115,11 @@ def test_briscola_standings_text_ranks_by_table_size() -> None:
         BriscolaScoreRow(1, 2, "1", "Anna", 5, 3, 2, 2),
         BriscolaScoreRow(1, 2, "2", "Beppe", 5, 2, 2, 0),
         BriscolaScoreRow(1, 4, "1+3", "Anna + <Carla>", 3, 3, 1, 1),
+        BriscolaScoreRow(1, 4, "2", "Dario", 1, 0, 1, 0),
     ]
     text = texts.briscola_board_text("it", rows)
     assert "Briscola a 2" in text and "Briscola a 4" in text
-    assert "1. Anna: <b>2</b> su 2 partite" in text and "2. Beppe" in text
-    assert "1. Anna + &lt;Carla&gt;" in text
+    assert "1. Anna: <b>2</b> su 2 partite · 3 su 5 smazzate" in text and "2. Beppe" in text
+    assert "1. Anna + &lt;Carla&gt;: <b>1</b> su 1 partita · 3 su 3 smazzate" in text
+    assert "2. Dario: <b>0</b> su 1 partita · 0 su 1 smazzata" in text
     assert texts.briscola_board_text("en", []) == "No Briscola match in this chat yet."

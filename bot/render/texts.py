@@ -541,8 +541,9 @@ def briscola_board_text(lang: str, rows: Sequence[BriscolaScoreRow]) -> str:
         if key != previous:
             position, previous = index - start + 1, key
         lines.append(tr(lang, "board.briscola_line", pos=position, name=esc(row.display_name),
-                        won=row.matches_won, matches=row.matches,
-                        smazzate_won=row.smazzate_won, smazzate=row.smazzate))
+                        won=row.matches_won, matches=trn(lang, "n.matches", row.matches),
+                        smazzate_won=row.smazzate_won,
+                        smazzate=trn(lang, "n.smazzate", row.smazzate)))
     return clip("\n".join(lines))
 
 

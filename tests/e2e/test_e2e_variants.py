@@ -239,3 +239,33 @@ async def test_lobby_follows_the_game_chosen(tg: Any, tmp_path: Path) -> None:
         assert not tg.errors and not tg.unanswered_callbacks()
     finally:
         await bot.stop()
+
+
+async def test_briscola_alone_against_the_computer(tg: Any, tmp_path: Path) -> None:
+    """``/nuova briscola 2`` in the private chat: one computer, the table and the hand in
+    one message, to the end of the match."""
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        ada = tg.add_user("Ada", language_code="it")
+        await ada.start_bot()
+        prefs = with_value(await bot.rt.chat_prefs(ada.id), "briscola_match", "rounds:1")
+        await repo.save_chat_settings(bot.rt.db, ada.id, prefs.language, prefs.to_json())
+        sent = await ada.dm("/nuova briscola 2")
+        lobby = await tg.wait_for_message(ada, "Briscola a 2", after=sent)
+        fill = next(b.callback_data for b in lobby.buttons
+                    if (b.callback_data or "").startswith("l:") and "fill" in b.callback_data)
+        gid = int(fill.split(":")[1])
+        for data in (fill, f"l:{gid}:go"):
+            answer = await (await ada.press(lobby, data)).wait(10)
+            assert not answer.show_alert, answer.text
+        table = Table(tg, bot, ada.private_chat, [ada])
+        table.game_id = gid
+        await tg.wait_for_message(ada, "Le tue carte")
+        await table.play(variant_policy)
+        row, game = await table.state()
+        assert row.status == "finished" and game.n == 2 and len(row.seats) == 2
+        await tg.wait_for_message(ada, "Partita finita")
+        await bot.rt.outbox.drain()
+        assert not tg.errors and not tg.unanswered_callbacks() and not tg.flood_violations
+    finally:
+        await bot.stop()
