@@ -193,13 +193,9 @@ async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     assert chat and user and message
     alone = not is_group(update)
-    prefs = await rt.chat_prefs(chat.id)
-    if alone and await repo.get_chat_settings(rt.db, chat.id) is None:
-        # the private chat's settings start in the person's language (no turn timer)
-        prefs = prefs.model_copy(update={"language": await rt.user_language(user)})
-        await repo.save_chat_settings(rt.db, chat.id, prefs.language, prefs.to_json())
+    prefs, stored = await _table_prefs(rt, chat.id, user, alone)
     chosen = new_game_prefs(prefs, context.args or [])
-    if chosen is None:
+    if chosen is None:  # nothing is written for arguments it does not understand
         reply(context, message, tr(prefs.language, "lobby.new_usage"))
         return
     ui = json.dumps(ui_patch({"creator": display_name(user)}))
@@ -210,11 +206,20 @@ async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except ActiveGameExists:
         reply(context, message, tr(prefs.language, "lobby.exists"))
         return
-    if chosen != prefs:
+    if chosen != prefs or not stored:
         await _choose_game(rt, chat.id, chosen)
     if alone:
         await seat_user(rt, game_id, user)
     show_lobby(rt, game_id)
+
+
+async def _table_prefs(rt: Runtime, chat_id: int, user: User, alone: bool) -> tuple[Prefs, bool]:
+    """The chat's settings, and whether they are stored: a private chat's first table
+    starts in the person's language (no turn timer), saved with the game chosen."""
+    prefs = await rt.chat_prefs(chat_id)
+    if alone and await repo.get_chat_settings(rt.db, chat_id) is None:
+        return prefs.model_copy(update={"language": await rt.user_language(user)}), False
+    return prefs, True
 
 
 async def _choose_game(rt: Runtime, chat_id: int, prefs: Prefs) -> None:
