@@ -31,12 +31,12 @@ PRIVATE_MARKERS = ("Hai pescato", "You drew", "Carte del compagno", "Your partne
 
 
 def variant_policy(view: View, rng: random.Random) -> str:
-    """Open (or raise a punti calls up to 80), else pass; name the first card or suit
+    """Open (or raise a punti calls up to 70), else pass; name the first card or suit
     offered; random legal cards. Only codes of ``view.legal``: the core's."""
     legal = list(view.legal)
     if view.phase == "auction":
         points = [c for c in legal if c.startswith("n")]
-        if points and int(points[0][1:]) <= 80:
+        if points and int(points[0][1:]) <= 70:
             return points[min(len(points) - 1, rng.randrange(3))]
         if view.current_bid is None and "rR" in legal:
             return "rR"
@@ -154,6 +154,7 @@ async def test_chiamata_four_with_il_morto(tg: Any, tmp_path: Path) -> None:
 @pytest.mark.parametrize(("new", "humans"), [("chiamata 6", 2), ("a punti", 2)])
 async def test_chiamata_six_and_a_punti(tg: Any, tmp_path: Path, new: str, humans: int) -> None:
     bot = await make_bot(tg, tmp_path / "bot.db").start()
+    bot.rt.service.seed_source = lambda: 11  # a deal where a person wins the a punti auction
     try:
         table = await open_variant(tg, bot, new, humans, options={"match_end": "hands:1"})
         row, game, replay = await finish(tg, bot, table)
@@ -162,8 +163,10 @@ async def test_chiamata_six_and_a_punti(tg: Any, tmp_path: Path, new: str, human
             assert replay.last_score is not None and replay.last_score.contract == "punti"
             actions = await repo.load_actions(bot.rt.db, row.game_id)
             by_people = [a.code for a in actions if a.actor == "human"]
-            # people called points through the group's picker (R44)
+            # people called points through the group's picker (R44), and one of them
+            # named the whole card with the private keyboard (R45)
             assert any(code.startswith("n") for code in by_people), by_people
+            assert any(code.startswith("d") for code in by_people), by_people
             print(f"\na punti, the people's actions: {by_people[:12]}")
             buttons = [b.callback_data or "" for m in tg.chat_messages(
                 table.group, from_bot=True, include_deleted=True) for b in m.buttons]
