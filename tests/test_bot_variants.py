@@ -123,3 +123,16 @@ def test_briscola_standings_text_ranks_by_table_size() -> None:
     assert "1. Anna + &lt;Carla&gt;: <b>1</b> su 1 partita · 3 su 3 smazzate" in text
     assert "2. Dario: <b>0</b> su 1 partita · 0 su 1 smazzata" in text
     assert texts.briscola_board_text("en", []) == "No Briscola match in this chat yet."
+
+
+@pytest.mark.parametrize("morto", [None, 0, 2, 4])
+def test_lobby_seats_are_laid_around_il_morto(morto: int | None) -> None:
+    from bot.service import game_seats
+    from storage import SeatRow
+
+    lobby = [SeatRow.human(3, 13, "D", None), SeatRow.human(0, 10, "A", None),
+             SeatRow.computer(1, "🤖", "facile"), SeatRow.human(2, 12, "C", None)]
+    seated = game_seats(lobby, morto)
+    numbers = [s.seat for s in seated]
+    assert [s.display_name for s in seated] == ["A", "🤖", "C", "D"]  # lobby order kept
+    assert numbers == [n for n in range(4 + (morto is not None)) if n != morto]

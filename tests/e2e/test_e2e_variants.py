@@ -204,16 +204,16 @@ async def test_plain_briscola(tg: Any, tmp_path: Path, players: int) -> None:
 
 
 async def test_lobby_follows_the_game_chosen(tg: Any, tmp_path: Path) -> None:
-    """A group of two: /nuova with words it does not know explains the forms; the
-    settings menu turns the open chiamata lobby into Briscola for 2, whose seat list,
-    /inizia and table follow; a third person is refused (table full)."""
+    """/nuova with words it does not know explains the forms; three people sit at a
+    chiamata lobby, the settings menu turns it into Briscola for 2: the seat list follows,
+    /inizia asks one to leave, then starts a two-seat game."""
     from tests.e2e.test_e2e_match import set_options
 
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     try:
         anna, beppe, carla = (tg.add_user(n, language_code="it") for n in ("Anna", "Beppe",
                                                                              "Carla"))
-        group = tg.add_group("Noi due", [anna, beppe, carla], admins=[anna])
+        group = tg.add_group("Noi tre", [anna, beppe, carla], admins=[anna])
         for user in (anna, beppe, carla):
             await user.start_bot()
         await anna.send(group, "/nuova poker 7")
@@ -222,18 +222,19 @@ async def test_lobby_follows_the_game_chosen(tg: Any, tmp_path: Path) -> None:
         lobby = await tg.wait_for_message(group, "Briscola chiamata a 5")
         assert "\n5. —" in lobby.content
         table = Table(tg, bot, group, [anna, beppe])
-        table.game_id = next(int(b.callback_data.split(":")[1]) for b in lobby.buttons
-                             if (b.callback_data or "").endswith(":join"))
+        gid = table.game_id = next(int(b.callback_data.split(":")[1]) for b in lobby.buttons
+                                   if (b.callback_data or "").endswith(":join"))
+        for user in (anna, beppe, carla):
+            answer = await (await user.press(lobby, f"l:{gid}:join")).wait(10)
+            assert not answer.show_alert, answer.text
         await set_options(table, anna, {"game": "briscola"})
         await tg.wait_until(lambda: "Briscola a 2" in tg.message(group, lobby.message_id).content)
         content = tg.message(group, lobby.message_id).content
-        assert "\n2. —" in content and "\n3. " not in content
-        gid = table.game_id
-        for user in (anna, beppe):
-            answer = await (await user.press(lobby, f"l:{gid}:join")).wait(10)
-            assert not answer.show_alert, answer.text
-        answer = await (await carla.press(lobby, f"l:{gid}:join")).wait(10)
-        assert answer.show_alert  # the table of two is full
+        assert "\n3. Carla" in content and "\n4. " not in content
+        sent = await anna.send(group, "/inizia")
+        assert "Troppi giocatori" in (await tg.wait_for_message(group, after=sent)).content
+        await carla.send(group, "/esci")
+        await tg.wait_until(lambda: "Carla" not in tg.message(group, lobby.message_id).content)
         await anna.send(group, "/inizia")
         await tg.wait_for_message(group, "Smazzata 1")
         row, game = await table.state()
