@@ -276,7 +276,7 @@ class GameService:
                 lines = briscola_lines(row, ev.sides, won, match=False)
                 await repo.add_briscola_lines(tx, row.chat_id, lines)
             elif isinstance(ev, MatchOver) and match_prefs(row).options.game == "briscola":
-                sides = _sides_of(row, ev)
+                sides = _sides_of(ev)
                 won = tuple(i for i, side in enumerate(sides) if side[0] in ev.winners)
                 lines = briscola_lines(row, sides, won, match=True)
                 await repo.add_briscola_lines(tx, row.chat_id, lines)
@@ -446,7 +446,7 @@ def _row_after(
     )
 
 
-def _sides_of(row: GameRow, ev: MatchOver) -> tuple[tuple[int, ...], ...]:
+def _sides_of(ev: MatchOver) -> tuple[tuple[int, ...], ...]:
     """Plain Briscola's fixed sides (R98): pairs 0+2 / 1+3 with four, else one seat each."""
     n = len(ev.totals)
     return ((0, 2), (1, 3)) if n == 4 else tuple((s,) for s in range(n))
