@@ -20,6 +20,14 @@ percentile of the time a decision takes (over all decisions, and over the decisi
 a real choice, i.e. more than one legal action). Each smazzata is a one-hand match
 (``match_end=hands:1``); a voided deal is redealt from the same stream, so rotations stay
 comparable.
+
+*Every variant.* ``--option players=4`` (il morto: its seat is dealt by the deal's stream,
+nobody plays it, and the candidate takes every *human* seat in turn), ``players=6``,
+``a_punti=on`` and ``game=briscola`` with ``players=2|3|4`` run the same way. In plain
+Briscola the candidate takes a whole side (both partners with 4 players), and the score
+of a seat is its side's card points minus an even share (120 / number of sides), so it
+is zero-sum like the chiamata scores; "auction won" is then the rate of smazzate won by
+the side.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from dataclasses import dataclass, field
 from multiprocessing import Pool
 
 from game.engine import Game
-from game.events import SmazzataScored
+from game.events import BriscolaScored, SmazzataScored
 from game.options import TableOptions
 from game.players import Player, create_player
 from game.simulate import parse_options
@@ -53,12 +61,16 @@ class GameResult:
     """One smazzata: the type in each seat, each seat's score, and the decision times."""
 
     types: tuple[str, ...]
-    deltas: tuple[int, ...]
+    deltas: tuple[float, ...]
     chiamante: int
     won: bool
     times: dict[str, list[float]] = field(default_factory=dict)
     #: the decisions with more than one legal action (no trivial last-trick plays)
     choice_times: dict[str, list[float]] = field(default_factory=dict)
+    #: il morto's seat (not played by anyone, not counted), None without il morto
+    morto: int | None = None
+    #: plain Briscola: the seats whose side won the smazzata
+    side_won: tuple[int, ...] = ()
 
 
 def play_deal(
@@ -71,7 +83,7 @@ def play_deal(
     ]
     times: dict[str, list[float]] = {}
     choice_times: dict[str, list[float]] = {}
-    while not game.is_over():
+    while not game.is_over() and game.scored_count == 0:
         seat = game.current_seat()
         assert seat is not None
         view = game.view(seat)
@@ -82,27 +94,66 @@ def play_deal(
         if len(view.legal) > 1:
             choice_times.setdefault(types[seat], []).append(elapsed)
         game.apply(seat, action)
-    scored = [e for e in game.history if isinstance(e, SmazzataScored)][-1]
+    briscola = [e for e in game.history if isinstance(e, BriscolaScored)]
+    if briscola:
+        result = briscola[0]
+        share = 120 / len(result.sides)
+        deltas = [0.0] * game.n
+        for side, points in zip(result.sides, result.points, strict=True):
+            for seat in side:
+                deltas[seat] = points - share
+        won = result.sides[result.winner] if result.winner is not None else ()
+        return GameResult(tuple(types), tuple(deltas), -1, False, times, choice_times, None, won)
+    scored = next(e for e in game.history if isinstance(e, SmazzataScored))
     return GameResult(
-        tuple(types), scored.deltas, scored.chiamante, scored.won, times, choice_times
+        tuple(types),
+        scored.deltas,
+        scored.chiamante,
+        scored.won,
+        times,
+        choice_times,
+        morto=game.morto,
     )
 
 
-def schedule(mix_types: Sequence[str] | None, a: str, b: str) -> list[tuple[str, ...]]:
-    """The seat assignments played on every deal (see the module docstring)."""
+def schedule(
+    mix_types: Sequence[str] | None,
+    a: str,
+    b: str,
+    seats: int = 5,
+    units: Sequence[Sequence[int]] | None = None,
+) -> list[tuple[str, ...]]:
+    """The seat assignments played on every deal (see the module docstring).
+
+    ``units`` are what the candidate takes in turn: every seat (default), the human
+    seats with il morto, or the sides of plain Briscola."""
+    if units is None:
+        units = [(seat,) for seat in range(seats)]
     if mix_types is None:
-        return [tuple(a if seat == k else b for seat in range(5)) for k in range(5)]
+        return [tuple(a if seat in unit else b for seat in range(seats)) for unit in units]
     t = len(mix_types)
     return [
-        tuple(mix_types[((seat - k) % 5 + j) % t] for seat in range(5))
-        for k in range(5)
+        tuple(mix_types[((seat - k) % seats + j) % t] for seat in range(seats))
+        for k in range(seats)
         for j in range(t)
     ]
 
 
-def _run_deal(args: tuple[int, int, list[tuple[str, ...]], TableOptions]) -> list[GameResult]:
-    deal, seed, assignments, options = args
+def units_of(options: TableOptions, deal_seed: int) -> tuple[int, list[tuple[int, ...]]]:
+    """The seats of the deal's table and the candidate's units (see :func:`schedule`)."""
+    game = Game.new(options, random.Random(deal_seed))
+    if game.rules.sides:
+        return game.n, [tuple(side) for side in game.rules.sides]
+    return game.n, [(seat,) for seat in range(game.n) if seat != game.morto]
+
+
+def _run_deal(
+    args: tuple[int, int, Sequence[str] | None, str, str, TableOptions],
+) -> list[GameResult]:
+    deal, seed, mix_types, a, b, options = args
     deal_seed = seed * 1_000_003 + deal
+    seats, units = units_of(options, deal_seed)
+    assignments = schedule(mix_types, a, b, seats, units)
     return [play_deal(deal_seed, types, options, deal_seed) for types in assignments]
 
 
@@ -142,12 +193,16 @@ def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
         sums: dict[str, list[float]] = {}
         for game in games:
             for seat, kind in enumerate(game.types):
+                if seat == game.morto:
+                    continue  # il morto is nobody's seat
                 entry = stats.setdefault(kind, TypeStats())
                 sums.setdefault(kind, []).append(game.deltas[seat])
                 entry.seats += 1
                 if seat == game.chiamante:
                     entry.auctions += 1
                     entry.made += game.won
+                if seat in game.side_won:
+                    entry.auctions += 1  # plain Briscola: smazzate won by the side
             for kind, values in game.times.items():
                 stats.setdefault(kind, TypeStats()).times.extend(values)
             for kind, values in game.choice_times.items():
@@ -193,8 +248,7 @@ def run(
     """Play the arena and return the per-type statistics."""
     base = options or TableOptions()
     options = base.model_copy(update={"match_end": "hands:1"})
-    assignments = schedule(mix_types, a, b)
-    tasks = [(deal, seed, assignments, options) for deal in range(deals)]
+    tasks = [(deal, seed, mix_types, a, b, options) for deal in range(deals)]
     if jobs > 1:
         with Pool(jobs) as pool:
             results = pool.map(_run_deal, tasks, chunksize=1)
@@ -226,8 +280,13 @@ def main(argv: list[str] | None = None) -> None:
     stats = run(args.deals, args.seed, args.a, args.b, mix_types, options, args.jobs)
     wall = time.perf_counter() - start
     order = list(dict.fromkeys(mix_types or [args.a, args.b]))
-    games = args.deals * len(schedule(mix_types, args.a, args.b))
-    mode = f"mix of {', '.join(order)}" if mix_types else f"{args.a} (1 seat) vs {args.b} (4 seats)"
+    seats, units = units_of(options.model_copy(update={"match_end": "hands:1"}), args.seed)
+    games = args.deals * len(schedule(mix_types, args.a, args.b, seats, units))
+    field_size = len(units) - 1
+    unit, rest = ("1 side", f"{field_size} side") if len(units[0]) > 1 else ("1 seat", "")
+    rest = rest or f"{sum(len(u) for u in units) - 1} seat"
+    rest += "s" if field_size > 1 or not rest.endswith("side") else ""
+    mode = f"mix of {', '.join(order)}" if mix_types else f"{args.a} ({unit}) vs {args.b} ({rest})"
     print(f"duplicate arena: {mode}; {args.deals} deals, {games} smazzate, seed {args.seed}")
     print(report(stats, order))
     if not mix_types:

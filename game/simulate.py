@@ -216,17 +216,18 @@ def main(argv: list[str] | None = None) -> None:
     print(f"wall time           {wall:.2f} s  (cpu {cpu:.2f} s)")
     print(f"smazzate per second {stats.smazzate / wall:,.0f}")
     print(f"actions per second  {stats.actions / wall:,.0f}")
-    print(f"voided deals        {dict(stats.voided)}")
-    print(
-        "auction won by kind "
-        + ", ".join(
-            f"{kind} {count / max(won, 1):.1%}" for kind, count in stats.contracts.most_common()
+    if stats.contracts:  # chiamata only
+        print(f"voided deals        {dict(stats.voided)}")
+        print(
+            "auction won by kind "
+            + ", ".join(
+                f"{kind} {count / max(won, 1):.1%}" for kind, count in stats.contracts.most_common()
+            )
         )
-    )
-    print(f"chiamante win rate  {stats.chiamante_wins / n:.1%}")
-    print(f"cappotti            {stats.cappotti / n:.2%}")
-    print(f"in mano             {stats.in_mano / n:.1%}")
-    if stats.patte:
+        print(f"chiamante win rate  {stats.chiamante_wins / n:.1%}")
+        print(f"cappotti            {stats.cappotti / n:.2%}")
+        print(f"in mano             {stats.in_mano / n:.1%}")
+    if overrides.get("game") == "briscola":
         print(f"patte (briscola)    {stats.patte / n:.1%}")
     print(f"yardstick           {runs[-1].yardstick:,.0f} deals per second (same run)")
     print(

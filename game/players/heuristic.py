@@ -24,6 +24,7 @@ import random
 
 from game.actions import Action, parse_action
 from game.cards import RANK_CODES, Rank, card_code, parse_card
+from game.players import briscola
 from game.players.bidding import (
     CARICHI_SD,
     SOLO_SD,
@@ -40,6 +41,7 @@ from game.players.knowledge import (
     holds_hidden_called,
     known_voids,
     partner_probabilities,
+    tricks_total,
     trump_known,
     unseen_mask,
 )
@@ -72,6 +74,7 @@ class BidEvaluator:
         self.options = view.options
         self.players = view.players
         self._mean: dict[tuple[int, int | None], float] = {}
+        self._card_ev: dict[int, tuple[float, int]] = {}
 
     def mean(self, suit: int, called: int | None) -> tuple[float, float, bool]:
         """(expected points, spread, solo) with ``suit`` as trump and ``called`` called."""
@@ -117,7 +120,37 @@ class BidEvaluator:
             rank_code, points = code[1:].split(".")
             rank = RANK_CODES.index(rank_code)
             return self.best_suit_ev(rank, int(points), obbligato_suits(self.hand, rank))[0]
+        if code[0] == "n":
+            return self.best_card_ev(int(code[1:]))[0]
         return -1e9
+
+    def card_candidates(self) -> list[int]:
+        """A punti (R45): the cards worth naming. For each suit, the strongest card this
+        hand lacks (a strong socio) and, with in mano, the strongest one it holds (solo)."""
+        held = set(self.hand)
+        deck = self.options.players != 6
+        result = []
+        for suit in range(4):
+            ranks = [r for r in range(10) if deck or r != int(Rank.QUATTRO)]
+            missing = [suit * 10 + r for r in ranks if suit * 10 + r not in held]
+            own = [suit * 10 + r for r in ranks if suit * 10 + r in held]
+            if missing:
+                result.append(missing[0])
+            if own and self.options.in_mano:
+                result.append(own[0])
+        return result
+
+    def best_card_ev(self, points: int) -> tuple[float, int]:
+        """A punti: the best expected score of a point call "N", and the card to name."""
+        cached = self._card_ev.get(points)
+        if cached is None:
+            cached = (-1e9, 0)
+            for card in self.card_candidates():
+                value = self.ev(card // 10, card % 10, points)
+                if value is not None and value > cached[0]:
+                    cached = (value, card)
+            self._card_ev[points] = cached
+        return cached
 
 
 def heuristic_bid(view: View, margin: float = 0.25, jitter: random.Random | None = None) -> str:
@@ -143,6 +176,10 @@ def heuristic_declare(view: View) -> str:
     evaluator = BidEvaluator(view)
     rank = view.contract_rank if view.contract_rank is not None else _DUE
     points = view.contract_points or 61
+    if view.legal[0][0] == "d":  # a punti: name the whole card (R45)
+        card = evaluator.best_card_ev(points)[1]
+        code = "d" + card_code(card)
+        return code if code in view.legal else view.legal[0]
     best_code, best_value = view.legal[0], -1e9
     for code in view.legal:
         suit = "cdsb".index(code[1])
@@ -169,7 +206,7 @@ def heuristic_card(view: View) -> str:
         known_voids(view),
         view.hand_sizes,
         follow_in_force(view),
-        8 - view.trick_no,
+        tricks_total(view) - view.trick_no,
         hidden if hidden is not None else -1,
         view.players,
     )
@@ -209,4 +246,6 @@ class HeuristicPlayer:
             return heuristic_declare(view)
         if rng is not None and rng.random() < self.noise:
             return legal[rng.randrange(len(legal))]
+        if view.game == "briscola":
+            return briscola.heuristic_code(view)
         return heuristic_card(view)

@@ -65,7 +65,19 @@ def played_mask(view: View) -> int:
 
 def unseen_mask(view: View) -> int:
     """Cards this seat has not seen: in some other seat's hand."""
-    return ALL_MASK & ~(played_mask(view) | mask_of(view.hand))
+    return ALL_MASK & ~(played_mask(view) | mask_of(view.hand) | absent_mask(view))
+
+
+def absent_mask(view: View) -> int:
+    """Cards not in the deck in play: the four 4s with six players (R94)."""
+    if view.game == "chiamata" and view.players == 6:
+        return sum(1 << (suit * 10 + 8) for suit in range(4))
+    return 0
+
+
+def tricks_total(view: View) -> int:
+    """Tricks of a chiamata smazzata: 8, or 6 with six players (R94)."""
+    return 6 if view.players == 6 else 8
 
 
 def captured_points(view: View) -> list[int]:

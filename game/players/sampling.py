@@ -30,10 +30,12 @@ from dataclasses import dataclass
 from game.cards import RANK_CODES
 from game.players.common import OBBLIGATO_ORDER, cards_of
 from game.players.knowledge import (
+    absent_mask,
     captured_points,
     follow_in_force,
     known_voids,
     played_mask,
+    tricks_total,
     unseen_mask,
 )
 from game.players.sim import World
@@ -307,7 +309,8 @@ class Sampler:
             trick=[c for _, c in view.current_trick],
             trick_no=view.trick_no,
             captured=list(self.captured),
-            played=self.played,
+            played=self.played | absent_mask(view),  # the 4s with six players (R94)
+            tricks_total=tricks_total(view),
             voids=list(self.world_voids),
         )
 

@@ -40,6 +40,7 @@ import time
 
 from game.actions import Action, parse_action
 from game.cards import RANK_CODES, Rank, card_code, parse_card
+from game.players import briscola
 from game.players.bidding import SOLO_SD, TEAM_SD, contract_ev, p_reach, target_of
 from game.players.common import decision_rng
 from game.players.heuristic import (
@@ -48,6 +49,7 @@ from game.players.heuristic import (
     heuristic_card,
     obbligato_suits,
 )
+from game.players.knowledge import absent_mask, tricks_total
 from game.players.sampling import Deal, InconsistentView, Sampler
 from game.players.sim import World
 from game.view import View
@@ -79,6 +81,7 @@ class SearchPlayer:
         auction_worlds: int = 50,
         margin: float = 0.25,
         name: str = "search",
+        briscola_worlds: int = 40,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -89,6 +92,8 @@ class SearchPlayer:
         self.auction_worlds = auction_worlds
         self.margin = margin
         self.name = name
+        #: Plain Briscola: sampled deals per decision (:mod:`game.players.briscola`).
+        self.briscola_worlds = briscola_worlds
         self._heuristic = HeuristicPlayer(seed, margin=margin)
         #: Worlds used by the last decision (for tests and diagnostics).
         self.last_worlds = 0
@@ -104,8 +109,15 @@ class SearchPlayer:
             return parse_action(legal[0])
         rng = decision_rng(self.seed, view.smazzata, view.version, view.seat or 0)
         try:
+            if view.game == "briscola":
+                worlds = max(self.min_worlds, min(self.max_worlds, self.briscola_worlds))
+                self.last_worlds = worlds
+                return parse_action(briscola.search_code(view, rng, worlds))
             if view.phase == "play":
                 return parse_action(self._play(view, rng))
+            if view.options.a_punti and view.phase != "play":
+                # a punti: the heuristic's bid model in points names the call and the card
+                return self._heuristic.choose(view)
             if view.phase == "declaration":
                 return parse_action(self._declare(view, rng))
             return parse_action(self._bid(view, rng))
@@ -184,7 +196,8 @@ class SearchPlayer:
             trick=[],
             trick_no=0,
             captured=[0] * view.players,
-            played=0,
+            played=absent_mask(view),  # the 4s with six players: never in a hand
+            tricks_total=tricks_total(view),
             voids=[0] * view.players,
         )
 

@@ -1,0 +1,205 @@
+"""Computer play for plain Briscola (R98–R110): a heuristic and a determinised search.
+
+Both see only the seat's :class:`~game.view.View`: its hand, the face-up briscola and the
+stock count, the cards played, who drew the face-up card (that seat holds it until it
+plays it), and with 4 players the partner (and, after the last draw, the partner's hand,
+R107).
+
+*Heuristic.* Leading, it gives away as little as it can: a liscio of a plain suit, then
+a figure, keeping trumps and carichi. Following, it takes the trick when the points on
+the table are worth what the winning card costs (a plain card of the led suit costs
+nothing, a trump costs its strength), loads a carico on a partner who is sure to win,
+and otherwise throws its cheapest card.
+
+*Search.* Perfect-information Monte Carlo: it deals the unseen cards at random among
+the other hands and the stock (the face-up card last, or in its holder's hand), plays
+each legal card, finishes the smazzata with the heuristic for every seat, and picks the
+card with the best average result: +1 for a smazzata won, −1 lost, 0 patta, plus 0.01
+per card point of its side (common random worlds for every card).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
+from game.view import View
+
+#: Cost of spending a trump, by rank index (Asso … 2): strong trumps are worth keeping.
+TRUMP_COST = (14, 12, 8, 7, 6, 4, 3, 3, 2, 2)
+
+
+def _lead_cost(card: int, trump: int) -> float:
+    points = CARD_POINTS[card]
+    if card // 10 == trump:
+        return 20 + TRUMP_COST[card % 10] + points
+    return points * 1.5 + (10 - card % 10) * 0.1
+
+
+def choose_card(
+    hand: Sequence[int],
+    trick: Sequence[int],
+    seat: int,
+    leader: int,
+    players: int,
+    trump: int,
+    partner: int | None,
+) -> int:
+    """The heuristic card for ``seat`` (see the module docstring)."""
+    if not trick:
+        return min(hand, key=lambda c: _lead_cost(c, trump))
+    best = trick_winner_index(list(trick), trump)
+    winner = (leader + best) % players
+    on_table = sum(CARD_POINTS[c] for c in trick)
+    last = len(trick) == players - 1
+    if partner is not None and winner == partner:
+        best_card = trick[best]
+        safe = last or (best_card // 10 == trump and best_card % 10 <= 2) or best_card % 10 == 0
+        plain = [c for c in hand if c // 10 != trump]
+        if safe and plain:
+            return max(plain, key=lambda c: (CARD_POINTS[c], -(c % 10)))
+        return min(hand, key=lambda c: _lead_cost(c, trump))
+    best_card = trick[best]
+    options = []
+    for card in hand:
+        if trick_winner_index([*trick, card], trump) != len(trick):
+            continue
+        gain = on_table + CARD_POINTS[card]
+        cost = TRUMP_COST[card % 10] if card // 10 == trump and best_card // 10 != trump else 0
+        if card // 10 == trump and best_card // 10 == trump:
+            cost = TRUMP_COST[card % 10]
+        if gain > cost or (last and gain > 0) or (gain >= 10):
+            options.append((cost - gain, card))
+    if options:
+        return min(options)[1]
+    return min(hand, key=lambda c: (CARD_POINTS[c], c // 10 == trump, -(c % 10)))
+
+
+def partner_of(view: View, seat: int) -> int | None:
+    for side in view.sides:
+        if seat in side and len(side) == 2:
+            return side[0] if side[1] == seat else side[1]
+    return None
+
+
+def heuristic_code(view: View) -> str:
+    me = view.seat
+    assert me is not None and view.trump is not None
+    legal = [_card(code) for code in view.legal]
+    card = choose_card(
+        legal,
+        [c for _, c in view.current_trick],
+        me,
+        view.leader,
+        view.players,
+        view.trump,
+        partner_of(view, me),
+    )
+    return "c" + _code(card)
+
+
+def _card(code: str) -> int:
+    return parse_card(code[1:])
+
+
+def _code(card: int) -> str:
+    return card_code(card)
+
+
+# ---------------------------------------------------------------- search
+
+
+def sample_world(view: View, rng: random.Random) -> tuple[list[list[int]], list[int]]:
+    """Hands and stock (draw order) consistent with everything ``view`` shows."""
+    me = view.seat
+    assert me is not None and view.face_up is not None
+    n = view.players
+    played = {c for _, c in view.current_trick}
+    played |= {c for t in view.tricks for _, c in t.plays}
+    hands: list[list[int]] = [[] for _ in range(n)]
+    hands[me] = list(view.hand)
+    known = set(view.hand) | played
+    partner = partner_of(view, me)
+    if view.partner_hand is not None and partner is not None:
+        hands[partner] = list(view.partner_hand)
+        known |= set(view.partner_hand)
+    face_up = view.face_up
+    face_up_in_stock = view.face_up_holder is None
+    holder = view.face_up_holder
+    if holder is not None and face_up not in known:
+        hands[holder].append(face_up)
+    known.add(face_up)
+    deck = [c for c in range(40) if not (n == 3 and c == 39)]  # R99: no 2 di Bastoni
+    pool = [c for c in deck if c not in known]
+    rng.shuffle(pool)
+    for seat in range(n):
+        need = view.hand_sizes[seat] - len(hands[seat])
+        hands[seat].extend(pool[:need])
+        del pool[:need]
+    stock = pool + ([face_up] if face_up_in_stock else [])
+    return hands, stock
+
+
+def rollout(
+    view: View, hands: list[list[int]], stock: list[int], first: int, me: int
+) -> tuple[int, int]:
+    """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
+    (my side's card points, the most points of any other side)."""
+    n = view.players
+    trump = view.trump
+    assert trump is not None
+    sides = view.sides
+    side_of = {s: i for i, side in enumerate(sides) for s in side}
+    partners = {s: partner_of(view, s) for s in range(n)}
+    points = [0] * len(sides)
+    for trick_view in view.tricks:
+        points[side_of[trick_view.winner or 0]] += trick_view.points or 0
+    leader = view.leader
+    trick = [c for _, c in view.current_trick]
+    seat = (leader + len(trick)) % n
+    forced: int | None = first
+    while True:
+        while len(trick) < n:
+            hand = hands[seat]
+            if forced is not None and seat == me:
+                card, forced = forced, None
+            else:
+                card = choose_card(hand, trick, seat, leader, n, trump, partners[seat])
+            hand.remove(card)
+            trick.append(card)
+            seat = (seat + 1) % n
+        winner = (leader + trick_winner_index(trick, trump)) % n
+        points[side_of[winner]] += sum(CARD_POINTS[c] for c in trick)
+        trick = []
+        leader = seat = winner
+        if stock:
+            for k in range(n):
+                hands[(winner + k) % n].append(stock.pop(0))
+        if not hands[leader]:
+            break
+    mine = points[side_of[me]]
+    others = max(p for i, p in enumerate(points) if i != side_of[me])
+    return mine, others
+
+
+def search_code(view: View, rng: random.Random, worlds: int = 40) -> str:
+    """The legal card with the best average outcome over ``worlds`` sampled deals."""
+    me = view.seat
+    assert me is not None
+    legal = [_card(code) for code in view.legal]
+    if len(legal) == 1:
+        return view.legal[0]
+    totals = [0.0] * len(legal)
+    majority = view.players != 3
+    for _ in range(worlds):
+        hands, stock = sample_world(view, rng)
+        for i, card in enumerate(legal):
+            mine, others = rollout(view, [list(h) for h in hands], list(stock), card, me)
+            if majority:
+                result = 1 if mine > 60 else 0 if mine == 60 else -1
+            else:
+                result = 1 if mine > others else 0 if mine == others else -1
+            totals[i] += result + 0.01 * mine
+    best = max(range(len(legal)), key=totals.__getitem__)
+    return "c" + _code(legal[best])
