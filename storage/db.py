@@ -545,9 +545,10 @@ class Database:
 
     async def run_transaction(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
         """Run ``body(tx)`` as one transaction (a move): ``body`` may only await ``tx``
-        (the repository functions), nothing else.  Same effect as ``async with
-        db.transaction() as tx: return await body(tx)``; a backend may run it faster
-        (SQLite: at once on the event loop's thread)."""
+        (the repository functions), nothing else, and must not touch the caller's asyncio
+        objects (locks, tasks).  Same effect as ``async with db.transaction() as tx:
+        return await body(tx)``; a backend may run it faster (SQLite: at once on the event
+        loop's thread; PostgreSQL: on the connection's own thread and event loop)."""
         if self._joinable() is not None:
             raise StorageError("run_transaction inside a transaction", code="misuse")
         async with self.transaction() as tx:

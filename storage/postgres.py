@@ -12,11 +12,14 @@ transaction has just updated.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import logging
 import re
-from collections.abc import Iterable
-from typing import Any
+import threading
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -24,8 +27,10 @@ import asyncpg
 from .db import (
     DEFAULT_BUSY_TIMEOUT_MS,
     Database,
+    Executor,
     Params,
     Row,
+    _Statements,
     short_sql,
 )
 from .errors import StorageError, StorageUnavailable, translate_postgres_error
@@ -33,6 +38,8 @@ from .errors import StorageError, StorageUnavailable, translate_postgres_error
 __all__ = ["PostgresDatabase", "create_database", "drop_database", "numbered", "with_database"]
 
 log = logging.getLogger("storage.db")
+
+T = TypeVar("T")
 
 #: A ``?`` placeholder, or a quoted string / identifier (left alone).
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?")
@@ -66,8 +73,71 @@ _DRIVER_ERRORS = (
 )
 
 
+class _LoopThread:
+    """An event loop on its own thread, where the connection lives: a move's statements
+    (one round trip to the server each) run there, so the bot's busy event loop is woken
+    twice per move instead of once per statement (as SQLite's move runs at once)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="postgres",
+                                        daemon=True)
+        self._thread.start()
+
+    async def call(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` on the thread's loop and wait for it.  If the caller is
+        cancelled, ``work`` still finishes (the connection is never left mid-statement)
+        before the cancellation goes on."""
+        done = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self.loop))
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                await done
+            raise
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+class _Direct(_Statements):
+    """The executor of :meth:`PostgresDatabase.run_transaction`, used on the connection's
+    own loop."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        super().__init__()
+        self._db = db
+
+    def now(self) -> int:
+        return self._db.now()
+
+    @property
+    def dialect(self) -> str:
+        return "postgres"
+
+    def _in_transaction(self) -> bool:
+        return self._db._in_transaction()
+
+    async def _statement(self, sql: str) -> None:
+        await self._db._execute_here(sql, ())
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        return _rowcount(await self._db._execute_here(sql, _args(params)))
+
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+        return sum([await self.execute(sql, params) for params in seq_of_params])
+
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        return await self._db._fetch_here(sql, _args(params))
+
+
 class PostgresDatabase(Database):
-    """One asyncpg connection."""
+    """One asyncpg connection, living on its own thread's event loop (:class:`_LoopThread`)."""
 
     dialect = "postgres"
 
@@ -75,17 +145,25 @@ class PostgresDatabase(Database):
         self,
         conn: asyncpg.Connection,
         url: str,
+        thread: _LoopThread,
         **options: Any,
     ) -> None:
         super().__init__(**options)  # busy_timeout_ms, lock_retries, retry_delay, clock
         self._conn = conn
+        self._thread = thread
         self.url = url
 
     @classmethod
     async def connect(cls, url: str, **options: Any) -> PostgresDatabase:
         """Connect and configure (no migrations: see :meth:`Database.open`)."""
         busy_timeout_ms = int(options.get("busy_timeout_ms", DEFAULT_BUSY_TIMEOUT_MS))
-        return cls(await _connect(url, busy_timeout_ms), url, **options)
+        thread = _LoopThread()
+        try:
+            conn = await thread.call(_connect(url, busy_timeout_ms))
+        except BaseException:
+            thread.stop()
+            raise
+        return cls(conn, url, thread, **options)
 
     async def _ready(self) -> None:
         """Connect again if the connection was lost (server restart, network): only
@@ -93,17 +171,65 @@ class PostgresDatabase(Database):
         if not self._conn.is_closed():
             return
         log.warning("the connection to PostgreSQL was lost: connecting again")
-        self._conn = await _connect(self.url, self.busy_timeout_ms)
+        self._conn = await self._thread.call(_connect(self.url, self.busy_timeout_ms))
 
     async def _close_connection(self) -> None:
         try:
-            await self._conn.close(timeout=5)
+            await self._thread.call(self._conn.close(timeout=5))
         except Exception as e:  # pragma: no cover - best effort
             log.warning("error while closing the database: %s", e)
-            self._conn.terminate()
+            self._thread.loop.call_soon_threadsafe(self._conn.terminate)
+        finally:
+            self._thread.stop()
 
     def _in_transaction(self) -> bool:
         return bool(self._conn.is_in_transaction())
+
+    # ---------------------------------------------------------------- a move at once
+
+    async def run_transaction(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+        """Run ``body(tx)`` as one transaction on the connection's own loop: one hop
+        there and back for the whole move, however many statements it has."""
+        if self._joinable() is not None:
+            raise StorageError("run_transaction inside a transaction", code="misuse")
+        async with self._lock:
+            self._check_open()
+            await self._ready()
+            return await self._with_retries(
+                lambda: self._thread.call(self._run_body(body)), "transaction"
+            )
+
+    async def _run_body(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+        """On the connection's loop: BEGIN, ``body``, COMMIT (or ROLLBACK and re-raise)."""
+        await self._execute_here("BEGIN", ())
+        try:
+            tx: Any = _Direct(self)  # an Executor (its savepoints are _Direct too)
+            result = await body(tx)
+            await self._execute_here("COMMIT", ())
+        except BaseException:
+            if not self._conn.is_closed() and self._conn.is_in_transaction():
+                try:
+                    await self._conn.execute("ROLLBACK")
+                except _DRIVER_ERRORS as e:
+                    log.error("ROLLBACK failed: %s", e)
+            raise
+        return result
+
+    # ---------------------------------------------------------------- statements
+
+    async def _execute_here(self, sql: str, args: tuple[Any, ...]) -> str:
+        """On the connection's loop: one statement; its status (``"UPDATE 1"``)."""
+        try:
+            return str(await self._conn.execute(numbered(sql), *args))
+        except _DRIVER_ERRORS as e:
+            raise self._translate(e, sql) from e
+
+    async def _fetch_here(self, sql: str, args: tuple[Any, ...]) -> list[Row]:
+        """On the connection's loop: the rows of one query."""
+        try:
+            return list(await self._conn.fetch(numbered(sql), *args))
+        except _DRIVER_ERRORS as e:
+            raise self._translate(e, sql) from e
 
     def _translate(self, e: BaseException, sql: str) -> StorageError:
         error = translate_postgres_error(e, short_sql(sql))
@@ -113,22 +239,19 @@ class PostgresDatabase(Database):
 
     async def _raw_execute(self, sql: str, params: Params = ()) -> int:
         self._check_open()
-        try:
-            status = await self._conn.execute(numbered(sql), *_args(params))
-        except _DRIVER_ERRORS as e:
-            raise self._translate(e, sql) from e
-        found = _ROWCOUNT.search(status or "")
-        return int(found.group(1)) if found else 0
+        return _rowcount(await self._thread.call(self._execute_here(sql, _args(params))))
 
     async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
         return sum([await self._raw_execute(sql, params) for params in seq_of_params])
 
     async def _raw_fetch(self, sql: str, params: Params = ()) -> list[Row]:
         self._check_open()
-        try:
-            return list(await self._conn.fetch(numbered(sql), *_args(params)))
-        except _DRIVER_ERRORS as e:
-            raise self._translate(e, sql) from e
+        return await self._thread.call(self._fetch_here(sql, _args(params)))
+
+
+def _rowcount(status: str) -> int:
+    found = _ROWCOUNT.search(status)
+    return int(found.group(1)) if found else 0
 
 
 async def _connect(url: str, busy_timeout_ms: int) -> asyncpg.Connection:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 import pwd
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -82,11 +83,25 @@ class PostgresCluster:
             "pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
             "-o", f"-k {self.root} {_SERVER_OPTIONS}", "start",
         )
+        # if this process dies without stop() (killed test run), the server goes too
+        stop = " ".join(shlex.quote(a) for a in self._command(
+            "pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop"
+        ))
+        self._watchdog = subprocess.Popen(
+            ["sh", "-c", f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+             f"{stop}; rm -rf {shlex.quote(str(self.root))}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
-    def _run(self, program: str, *args: str) -> None:
+    def _command(self, program: str, *args: str) -> list[str]:
         command = [str(self.bindir / program), *args]
         if self._as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
+        return command
+
+    def _run(self, program: str, *args: str) -> None:
+        command = self._command(program, *args)
         result = subprocess.run(command, capture_output=True, text=True, cwd=self.root)
         if result.returncode != 0:
             log_file = self.root / "server.log"
@@ -117,6 +132,8 @@ class PostgresCluster:
         self.sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     def stop(self) -> None:
+        self._watchdog.kill()
+        self._watchdog.wait()
         try:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
