@@ -22,7 +22,7 @@ from game import Game, View
 from game.events import BriscolaScored, MatchOver
 from storage import repo
 from tests.conftest import make_bot
-from tests.e2e.driver import Table
+from tests.e2e.driver import Policy, Table
 from tests.e2e.test_e2e_match import check_clean, group_texts
 
 #: Only a player's own private message may show these (R107, the card drawn).
@@ -44,6 +44,21 @@ def variant_policy(view: View, rng: random.Random) -> str:
     if view.phase == "declaration":
         return legal[rng.randrange(len(legal))]
     return rng.choice(legal)
+
+
+def punti_policy(people: set[int]) -> Policy:
+    """A punti: a person outbids any computer by one point (never the other person), so
+    a person wins the auction and names the card; otherwise :func:`variant_policy`."""
+
+    def policy(view: View, rng: random.Random) -> str:
+        if view.phase != "auction":
+            return variant_policy(view, rng)
+        points = [c for c in view.legal if c.startswith("n")]
+        if points and view.current_bidder not in people:
+            return points[0]
+        return "P"
+
+    return policy
 
 
 async def open_variant(
@@ -80,9 +95,11 @@ async def open_variant(
     return table
 
 
-async def finish(tg: Any, bot: Any, table: Table) -> tuple[Any, Game, Game]:
+async def finish(
+    tg: Any, bot: Any, table: Table, policy: Policy = variant_policy
+) -> tuple[Any, Game, Game]:
     """Play to the end; check the chats; return the row, the game and its replay."""
-    await table.play(variant_policy)
+    await table.play(policy)
     row, game = await table.state()
     assert row.status == "finished" and game.is_over()
     await tg.wait_for_message(table.group, "Partita finita")
@@ -154,10 +171,11 @@ async def test_chiamata_four_with_il_morto(tg: Any, tmp_path: Path) -> None:
 @pytest.mark.parametrize(("new", "humans"), [("chiamata 6", 2), ("a punti", 2)])
 async def test_chiamata_six_and_a_punti(tg: Any, tmp_path: Path, new: str, humans: int) -> None:
     bot = await make_bot(tg, tmp_path / "bot.db").start()
-    bot.rt.service.seed_source = lambda: 11  # a deal where a person wins the a punti auction
     try:
         table = await open_variant(tg, bot, new, humans, options={"match_end": "hands:1"})
-        row, game, replay = await finish(tg, bot, table)
+        people = {s.seat for s in (await table.row()).seats if s.is_human}
+        policy = punti_policy(people) if new == "a punti" else variant_policy
+        row, game, replay = await finish(tg, bot, table, policy)
         await check_chiamata_board(bot, table, row, replay)
         if new == "a punti":
             assert replay.last_score is not None and replay.last_score.contract == "punti"
