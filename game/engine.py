@@ -349,8 +349,7 @@ class Game:
                 if in_mano or self._may_call_rank(seat, _DUE):
                     result.extend(TWO_BIDS[low:])
                 if self.options.chiamata_obbligata:
-                    obbligato = self._obbligato_of(seat)
-                    for obbligato_rank in sorted(obbligato):
+                    for obbligato_rank in sorted(self._obbligato_of(seat)):
                         result.extend(OBBLIGATO_BIDS[obbligato_rank][low:])
             if self.options.a_carichi:
                 result.append(CARICHI)
@@ -405,6 +404,14 @@ class Game:
             return "game_over"
         if seat == self.morto:
             return "morto_plays_itself"
+        if type(action) in _CALLS:
+            if phase is not _AUCTION:
+                return "wrong_phase"
+            if self.passed[seat]:
+                return "already_passed"
+            if seat != self.turn:
+                return "not_your_turn"
+            return self._bid_refusal(seat, action)
         if isinstance(action, PlayCard):
             if phase is not _PLAY:
                 return "wrong_phase"
@@ -419,14 +426,6 @@ class Game:
             if any(CARD_POINTS[c] for c in self.hands[seat]):
                 return "monte_hand_has_points"
             return None
-        if type(action) in _CALLS:
-            if phase is not _AUCTION:
-                return "wrong_phase"
-            if self.passed[seat]:
-                return "already_passed"
-            if seat != self.turn:
-                return "not_your_turn"
-            return self._bid_refusal(seat, action)
         if isinstance(action, DeclareSuit):
             if phase is not _DECLARATION:
                 return "wrong_phase"
