@@ -4,7 +4,8 @@ Forms (``gid`` = game id, ``v`` = game version the button was drawn for):
 
 * ``a:gid:v:code``     apply the game action ``code`` (e.g. ``a:12:7:cAd``)
 * ``q:gid:v:code``     ask to confirm a costly action (shows a confirm keyboard)
-* ``p:gid:v:pre:n``    points picker for a 2-level call, ``pre`` = ``t`` or ``o<rank>``
+* ``p:gid:v:pre:n``    points picker for a 2-level call, ``pre`` = ``t`` or ``o<rank>``, or
+                       ``n`` for a point call of the a punti auction
 * ``x:gid:v``          back from a confirmation / picker to the normal keyboard
 * ``l:gid:op``         lobby button: ``join``, ``leave``, ``cpu``, ``go``, ``set``,
                        ``fill-<level>`` (a private lobby: computers in every free seat)

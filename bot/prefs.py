@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from game import DeckStyle, TableOptions
+from game.options import Ruleset
 
 
 def is_private_chat(chat_id: int) -> bool:
@@ -73,6 +74,18 @@ MENU: tuple[MenuOption, ...] = (
     MenuOption("direction", ("antiorario", "orario")),
     MenuOption("turn_timeout", ("90", "60", "30", "180", "300", "0")),
     MenuOption("language", ("it", "en")),
+    # issue 12, after the older lines so that their indexes (in callback data) keep
+    # their meaning; shown first (MENU_ORDER)
+    MenuOption("game", ("chiamata", "briscola")),
+    MenuOption("players", ("5", "4", "6", "2", "3")),
+    MenuOption("a_punti", _BOOL),
+    MenuOption("briscola_match", ("wins:2", "wins:1", "wins:3", "rounds:1", "rounds:3",
+                                  "rounds:5")),
+)
+#: The order the menu shows its lines in: the game and table size first.
+_SHOWN_FIRST = ("game", "players", "a_punti", "briscola_match")
+MENU_ORDER: tuple[int, ...] = tuple(
+    sorted(range(len(MENU)), key=lambda i: (MENU[i].key not in _SHOWN_FIRST, i))
 )
 
 
@@ -87,13 +100,78 @@ def current_value(prefs: Prefs, key: str) -> str:
     return str(value.value if isinstance(value, DeckStyle) else value)
 
 
+#: Options that mean something in one game only (the menu hides the others' lines).
+CHIAMATA_ONLY = frozenset({
+    "chiamata_obbligata", "a_carichi", "al_buio", "monte", "in_mano", "follow_suit",
+    "tie_goes_to_caller", "cappotto", "winners", "match_end", "a_punti",
+})
+BRISCOLA_ONLY = frozenset({"briscola_match"})
+
+
+def applies(prefs: Prefs, key: str) -> bool:
+    """Whether menu option ``key`` matters for the chosen game."""
+    if prefs.options.game == "briscola":
+        return key not in CHIAMATA_ONLY
+    return key not in BRISCOLA_ONLY
+
+
+def seat_count(options: TableOptions) -> int:
+    """Seats people (or computers) take in the lobby: il morto's is nobody's (R86)."""
+    return Ruleset.for_options(options).humans
+
+
 def cycle(prefs: Prefs, index: int) -> Prefs:
-    """The preferences with menu option ``index`` moved to its next value."""
+    """The preferences with menu option ``index`` moved to its next value that the
+    options accept (e.g. ``players`` skips 2 and 3 for chiamata)."""
     option = MENU[index]
     values = option.values
     now = current_value(prefs, option.key)
-    nxt = values[(values.index(now) + 1) % len(values)] if now in values else values[0]
-    return with_value(prefs, option.key, nxt)
+    start = values.index(now) + 1 if now in values else 0
+    for step in range(len(values)):
+        try:
+            return with_value(prefs, option.key, values[(start + step) % len(values)])
+        except ValidationError:
+            continue
+    return prefs
+
+
+#: /nuova arguments (Italian and English) -> option changes. Numbers are the players.
+_NEW_WORDS: dict[str, dict[str, str]] = {
+    "chiamata": {"game": "chiamata", "a_punti": "off"},
+    "called": {"game": "chiamata", "a_punti": "off"},
+    "briscola": {"game": "briscola"},
+    "plain": {"game": "briscola"},
+    "punti": {"game": "chiamata", "a_punti": "on"},
+    "points": {"game": "chiamata", "a_punti": "on"},
+    "morto": {"game": "chiamata", "players": "4"},
+    "dummy": {"game": "chiamata", "players": "4"},
+}
+_NEW_FILLERS = frozenset({"a", "al", "con", "il", "in", "da", "with", "the", "for", "of",
+                          "giocatori", "players"})
+
+
+def new_game_prefs(prefs: Prefs, args: list[str]) -> Prefs | None:
+    """The chat's preferences with the game chosen by ``/nuova`` arguments, or None if
+    they are not understood (e.g. ``briscola 2``, ``chiamata 4``, ``a punti 6``)."""
+    changes: dict[str, str] = {}
+    for word in (a.strip().lower() for a in args):
+        if word in _NEW_FILLERS:
+            continue
+        if word.isdigit() and len(word) == 1:
+            changes["players"] = word
+        elif word in _NEW_WORDS:
+            changes.update(_NEW_WORDS[word])
+        else:
+            return None
+    try:
+        result = prefs
+        if "game" in changes:
+            result = with_value(result, "game", changes.pop("game"))
+        for key, value in changes.items():
+            result = with_value(result, key, value)
+    except (ValidationError, ValueError):
+        return None
+    return result
 
 
 def with_value(prefs: Prefs, key: str, value: str) -> Prefs:
@@ -103,5 +181,14 @@ def with_value(prefs: Prefs, key: str, value: str) -> Prefs:
         return prefs.model_copy(update={"language": value})
     data = prefs.options.model_dump()
     field = TableOptions.model_fields[key]
-    data[key] = (value == "on") if field.annotation is bool else value
+    if field.annotation is bool:
+        data[key] = value == "on"
+    elif field.annotation is int:
+        data[key] = int(value)
+    else:
+        data[key] = value
+    if key == "game" and value != prefs.options.game:
+        del data["players"]  # each game has its own default table size (§1)
+        if value == "chiamata":
+            data["players"] = 5
     return prefs.model_copy(update={"options": TableOptions.model_validate(data)})

@@ -25,8 +25,9 @@ from typing import Literal
 
 from bot.prefs import Prefs
 from game import Game, IllegalAction, parse_action
-from game.events import Event, MatchOver, SmazzataScored
+from game.events import BriscolaScored, Event, MatchOver, SmazzataScored
 from storage import (
+    BriscolaLine,
     Database,
     Executor,
     GameRow,
@@ -86,6 +87,14 @@ def turn_deadline(
     if seat is None or not seat.is_human or seat.away:
         return None
     return (time.time() if now is None else now) + timeout
+
+
+def game_seats(seats: Sequence[SeatRow], morto: int | None) -> list[SeatRow]:
+    """The lobby's seats, in their order, on the game's seats: il morto's seat (drawn by
+    the core, R86) is nobody's, so the players after it move up one."""
+    numbers = [n for n in range(len(seats) + (morto is not None)) if n != morto]
+    ordered = sorted(seats, key=lambda s: s.seat)
+    return [replace(seat, seat=n) for seat, n in zip(ordered, numbers, strict=True)]
 
 
 def names_of(row: GameRow, n: int = 5) -> list[str]:
@@ -261,6 +270,16 @@ class GameService:
                 ]
                 if deltas:
                     await repo.apply_score_deltas(tx, row.chat_id, deltas)
+            elif isinstance(ev, BriscolaScored):
+                await repo.record_smazzata_result(tx, row.game_id, ev.smazzata, _result_json(ev))
+                won: tuple[int, ...] = () if ev.winner is None else (ev.winner,)
+                lines = briscola_lines(row, ev.sides, won, match=False)
+                await repo.add_briscola_lines(tx, row.chat_id, lines)
+            elif isinstance(ev, MatchOver) and match_prefs(row).options.game == "briscola":
+                sides = _sides_of(ev)
+                won = tuple(i for i, side in enumerate(sides) if side[0] in ev.winners)
+                lines = briscola_lines(row, sides, won, match=True)
+                await repo.add_briscola_lines(tx, row.chat_id, lines)
             elif isinstance(ev, MatchOver):
                 ids = [s.user_id for s in humans.values() if s.user_id is not None]
                 winners = [humans[w].user_id for w in ev.winners if w in humans]
@@ -280,6 +299,7 @@ class GameService:
         from now on: settings, seats, snapshot and first deadline in one transaction."""
         seed = self.seed_source()
         game = Game.new(prefs.options, rng=random.Random(seed))
+        seats = game_seats(seats, game.morto)
         deadline = turn_deadline(prefs.turn_timeout, seats, game)
         async with self.lock(game_id):
             await repo.start_game(
@@ -426,12 +446,46 @@ def _row_after(
     )
 
 
-def _result_json(ev: SmazzataScored) -> str:
+def _sides_of(ev: MatchOver) -> tuple[tuple[int, ...], ...]:
+    """Plain Briscola's fixed sides (R98): pairs 0+2 / 1+3 with four, else one seat each."""
+    n = len(ev.totals)
+    return ((0, 2), (1, 3)) if n == 4 else tuple((s,) for s in range(n))
+
+
+def briscola_lines(
+    row: GameRow, sides: Sequence[Sequence[int]], winners: Collection[int], *, match: bool
+) -> list[BriscolaLine]:
+    """Plain Briscola: one standings line per side with people in it (computers are not
+    ranked: a person paired with a computer counts alone). ``winners``: the indexes of the
+    sides that won (none for a patta)."""
+    players = sum(len(side) for side in sides)
+    lines = []
+    for index, side in enumerate(sides):
+        seats = [row.seat(s) for s in side]
+        people = [s for s in seats if s is not None and s.is_human and s.user_id is not None]
+        if not people:
+            continue
+        key = "+".join(str(s.user_id) for s in sorted(people, key=lambda s: s.user_id or 0))
+        name = " + ".join(s.display_name for s in seats if s is not None)
+        won = int(index in winners)
+        lines.append(
+            BriscolaLine(players, key, name[:128], smazzate=int(not match),
+                         smazzate_won=won if not match else 0, matches=int(match),
+                         matches_won=won if match else 0)
+        )
+    return lines
+
+
+def _result_json(ev: SmazzataScored | BriscolaScored) -> str:
     return json.dumps(ev._asdict(), separators=(",", ":"))
 
 
-def result_from_json(text: str) -> SmazzataScored:
+def result_from_json(text: str) -> SmazzataScored | BriscolaScored:
     """A stored smazzata result back as the core's event (for re-rendering)."""
     data = json.loads(text)
+    if data.get("kind") == "briscola_scored":
+        data["sides"] = tuple(tuple(side) for side in data["sides"])
+        data["points"], data["wins"] = tuple(data["points"]), tuple(data["wins"])
+        return BriscolaScored(**data)
     data["deltas"], data["totals"] = tuple(data["deltas"]), tuple(data["totals"])
     return SmazzataScored(**data)

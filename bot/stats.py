@@ -22,7 +22,7 @@ from game.scoring import match_winners
 from storage import PlayedSmazzataRow
 
 #: Contract kinds of the core (``SmazzataScored.contract``), in display order.
-CONTRACT_KINDS = ("rank", "two", "obbligato", "carichi")
+CONTRACT_KINDS = ("rank", "two", "obbligato", "carichi", "punti")
 TOTAL_CARD_POINTS = 120
 
 
@@ -109,6 +109,8 @@ def player_stats(rows: Iterable[PlayedSmazzataRow], group_id: int | None) -> Pla
     last: dict[int, tuple[PlayedSmazzataRow, dict[str, object]]] = {}
     for row in rows:
         result = json.loads(row.result_json)
+        if result.get("kind") == "briscola_scored":
+            continue  # plain Briscola keeps its own standings (/classifica briscola)
         for record in _records_of(row.chat_id, group_id, overall, here, solo):
             record.add_smazzata(row.seat, result)
         last[row.game_id] = (row, result)

@@ -309,6 +309,8 @@ class Game:
         """Rank calls below the current call, before R30 (empty once at "2 a N", and
         always under a punti, R44)."""
         bid = self.current_bid
+        if self.options.a_punti:
+            return ()
         if bid is None:
             return self._ranks_below[0]
         if type(bid) is BidRank and not self.options.a_punti:

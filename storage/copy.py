@@ -31,6 +31,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("actions", "game_id, seq"),
     ("scores", "chat_id, user_id"),
     ("smazzata_results", "game_id, smazzata_index"),
+    ("briscola_scores", "chat_id, players, side_key"),
 )
 
 #: Rows read and written at a time.

@@ -215,7 +215,34 @@ async def upgrade_v3(tx: Transaction) -> None:
     await _run_all(tx, _V3)
 
 
-MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2, upgrade_v3]
+# --------------------------------------------------------------------------- v3 -> v4
+
+_V4 = (
+    # Plain Briscola's own standings (issue 12): per chat and table size, one line per
+    # side of people (a player, or a pair: side_key = their user ids joined by "+").
+    """
+    CREATE TABLE briscola_scores (
+        chat_id      INTEGER NOT NULL,
+        players      INTEGER NOT NULL CHECK (players BETWEEN 2 AND 4),
+        side_key     TEXT    NOT NULL,
+        display_name TEXT    NOT NULL DEFAULT '',
+        smazzate     INTEGER NOT NULL DEFAULT 0,
+        smazzate_won INTEGER NOT NULL DEFAULT 0,
+        matches      INTEGER NOT NULL DEFAULT 0,
+        matches_won  INTEGER NOT NULL DEFAULT 0,
+        updated_at   INTEGER NOT NULL,
+        PRIMARY KEY (chat_id, players, side_key)
+    )
+    """,
+)
+
+
+async def upgrade_v4(tx: Transaction) -> None:
+    """Plain Briscola's standings (smazzate and matches won per player or pair)."""
+    await _run_all(tx, _V4)
+
+
+MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4]
 LATEST_VERSION = len(MIGRATIONS)
 
 

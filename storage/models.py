@@ -237,6 +237,36 @@ class ScoreDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class BriscolaLine:
+    """Plain Briscola: what one side of people adds to the chat's standings.
+
+    ``side_key`` names the side (the user ids of its people joined by ``+``); the counts
+    are added to the stored line (0 or 1 each, for one smazzata or one match)."""
+
+    players: int
+    side_key: str
+    display_name: str
+    smazzate: int = 0
+    smazzate_won: int = 0
+    matches: int = 0
+    matches_won: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BriscolaScoreRow:
+    """A line of plain Briscola's standings."""
+
+    chat_id: int
+    players: int
+    side_key: str
+    display_name: str
+    smazzate: int
+    smazzate_won: int
+    matches: int
+    matches_won: int
+
+
+@dataclass(frozen=True, slots=True)
 class FinishedGameRow:
     """A finished game's version and UI state, without its snapshot or seats."""
 

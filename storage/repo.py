@@ -35,6 +35,8 @@ from .models import (
     GAME_STATUSES,
     ActionRow,
     Actor,
+    BriscolaLine,
+    BriscolaScoreRow,
     ChatMigrationResult,
     ChatRow,
     FinishedGameRow,
@@ -50,8 +52,10 @@ from .models import (
 
 __all__ = [
     "add_afk_strike",
+    "add_briscola_lines",
     "add_seat",
     "apply_score_deltas",
+    "briscola_leaderboard",
     "create_lobby",
     "database_size",
     "games_of_user",
@@ -862,6 +866,41 @@ async def leaderboard(ex: Executor, chat_id: int, limit: int = 50) -> list[Score
     return [ScoreRow.from_row(r) for r in rows]
 
 
+async def add_briscola_lines(tx: Executor, chat_id: int, lines: Sequence[BriscolaLine]) -> None:
+    """Add plain Briscola results (one smazzata or one match) to the chat's standings."""
+    now = tx.now()
+    await tx.executemany(
+        "INSERT INTO briscola_scores (chat_id, players, side_key, display_name, smazzate, "
+        "smazzate_won, matches, matches_won, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (chat_id, players, side_key) DO UPDATE SET "
+        "display_name = CASE WHEN excluded.display_name <> '' THEN excluded.display_name "
+        "ELSE briscola_scores.display_name END, "
+        "smazzate = briscola_scores.smazzate + excluded.smazzate, "
+        "smazzate_won = briscola_scores.smazzate_won + excluded.smazzate_won, "
+        "matches = briscola_scores.matches + excluded.matches, "
+        "matches_won = briscola_scores.matches_won + excluded.matches_won, "
+        "updated_at = excluded.updated_at",
+        [
+            (_int64(chat_id, "chat_id"), line.players, line.side_key, line.display_name,
+             line.smazzate, line.smazzate_won, line.matches, line.matches_won, now)
+            for line in lines
+        ],
+    )
+
+
+async def briscola_leaderboard(
+    ex: Executor, chat_id: int, limit: int = 50
+) -> list[BriscolaScoreRow]:
+    """Plain Briscola's standings of a chat: by table size, matches won, smazzate won."""
+    rows = await ex.fetch(
+        "SELECT chat_id, players, side_key, display_name, smazzate, smazzate_won, matches, "
+        "matches_won FROM briscola_scores WHERE chat_id = ? "
+        "ORDER BY players, matches_won DESC, smazzate_won DESC, side_key LIMIT ?",
+        (chat_id, limit),
+    )
+    return [BriscolaScoreRow(*(r[i] for i in range(8))) for r in rows]
+
+
 async def get_score(ex: Executor, chat_id: int, user_id: int) -> ScoreRow | None:
     """One user's leaderboard line in a chat, or None."""
     r = await ex.fetchrow(
@@ -960,6 +999,19 @@ async def migrate_chat(ex: Executor, old_chat_id: int, new_chat_id: int) -> Chat
             (new_chat_id, old_chat_id),
         )
         await tx.execute("DELETE FROM scores WHERE chat_id = ?", (old_chat_id,))
+        await tx.execute(
+            "INSERT INTO briscola_scores (chat_id, players, side_key, display_name, smazzate, "
+            "smazzate_won, matches, matches_won, updated_at) "
+            "SELECT ?, players, side_key, display_name, smazzate, smazzate_won, matches, "
+            "matches_won, updated_at FROM briscola_scores WHERE chat_id = ? AND true "
+            "ON CONFLICT (chat_id, players, side_key) DO UPDATE SET "
+            "smazzate = briscola_scores.smazzate + excluded.smazzate, "
+            "smazzate_won = briscola_scores.smazzate_won + excluded.smazzate_won, "
+            "matches = briscola_scores.matches + excluded.matches, "
+            "matches_won = briscola_scores.matches_won + excluded.matches_won",
+            (new_chat_id, old_chat_id),
+        )
+        await tx.execute("DELETE FROM briscola_scores WHERE chat_id = ?", (old_chat_id,))
     return ChatMigrationResult(
         settings_moved=settings_moved,
         games_moved=games_moved,

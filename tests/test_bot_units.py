@@ -188,7 +188,55 @@ def test_settings_menu_cycles_every_option() -> None:
         for _ in option.values:
             prefs = cycle(prefs, index)
             seen.add(Prefs.model_validate_json(prefs.to_json()).to_json())
-        assert len(seen) == len(option.values), option.key
+        # players: only the table sizes of the chosen game (chiamata: 5, 4, 6)
+        assert len(seen) == (3 if option.key == "players" else len(option.values)), option.key
+
+
+def test_settings_players_follow_the_game() -> None:
+    from bot.prefs import seat_count
+
+    players = next(i for i, o in enumerate(MENU) if o.key == "players")
+    game = next(i for i, o in enumerate(MENU) if o.key == "game")
+    prefs = Prefs()
+    sizes = []
+    for _ in range(3):
+        prefs = cycle(prefs, players)
+        sizes.append((prefs.options.players, seat_count(prefs.options)))
+    assert sizes == [(4, 4), (6, 6), (5, 5)]  # with 4, il morto's fifth seat is nobody's
+    prefs = cycle(prefs, game)
+    assert (prefs.options.game, prefs.options.players) == ("briscola", 2)
+    seen = []
+    for _ in range(3):
+        prefs = cycle(prefs, players)
+        seen.append(prefs.options.players)
+    assert seen == [3, 4, 2]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], ("chiamata", 5, False)),
+        (["briscola"], ("briscola", 2, False)),
+        (["briscola", "2"], ("briscola", 2, False)),
+        (["Briscola", "a", "4"], ("briscola", 4, False)),
+        (["chiamata", "4"], ("chiamata", 4, False)),
+        (["morto"], ("chiamata", 4, False)),
+        (["chiamata", "a", "6"], ("chiamata", 6, False)),
+        (["a", "punti"], ("chiamata", 5, True)),
+        (["points", "6"], ("chiamata", 6, True)),
+        (["briscola", "5"], None),
+        (["chiamata", "3"], None),
+        (["poker"], None),
+    ],
+)
+def test_new_command_arguments(args: list[str], expected: tuple[str, int, bool] | None) -> None:
+    from bot.prefs import new_game_prefs
+
+    prefs = new_game_prefs(Prefs(), args)
+    got = None if prefs is None else (
+        prefs.options.game, prefs.options.players, prefs.options.a_punti
+    )
+    assert got == expected
 
 
 def test_config_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def offered(game: Game, seat: int, data: cb.Callback) -> bool:
     if data.kind == "q":
         return data.parts[0] in legal
     prefix = data.parts[0]
-    head = prefix if prefix == "t" else prefix + "."
+    head = prefix if prefix in ("t", "n") else prefix + "."
     return any(code.startswith(head) for code in legal)
 
 

@@ -17,7 +17,7 @@ from bot.budget import Priority
 from bot.config import LEVEL_NAMES
 from bot.features.common import alert, answer, private_only_reply, reply
 from bot.i18n import tr
-from bot.prefs import is_private_chat
+from bot.prefs import Prefs, is_private_chat, new_game_prefs, seat_count
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
@@ -26,7 +26,6 @@ from bot.tables import ui_of, ui_patch
 from storage import ActiveGameExists, GameRow, SeatRow, SeatTaken, StatusConflict, repo
 
 log = logging.getLogger(__name__)
-SEATS = 5
 
 
 # --------------------------------------------------------------------------- rendering
@@ -43,10 +42,12 @@ async def render_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
         row = await rt.service.row(game_id)
         prefs = await rt.chat_prefs(row.chat_id)
         lang = prefs.language
-        seats: list[str | None] = [None] * SEATS
+        # the chat's game may change while the lobby is open: its seats follow (the
+        # people beyond the new count stay listed, /inizia asks them to leave)
+        size = max([seat_count(prefs.options), *(s.seat + 1 for s in row.seats)])
+        seats: list[str | None] = [None] * size
         for s in row.seats:
-            if 0 <= s.seat < SEATS:
-                seats[s.seat] = s.display_name
+            seats[s.seat] = s.display_name
         ui = ui_of(row)
         alone = is_private_chat(row.chat_id)
         text = texts.lobby_text(lang, prefs, seats, ui.creator, state, alone=alone)
@@ -68,6 +69,11 @@ async def render_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
 
 def deep_link(context: ContextTypes.DEFAULT_TYPE, game_id: int) -> str:
     return f"https://t.me/{context.bot.username}?start=j{game_id}"
+
+
+async def _seats_of(rt: Runtime, row: GameRow) -> int:
+    """Seats of the lobby: those of the game the chat has chosen."""
+    return seat_count((await rt.chat_prefs(row.chat_id)).options)
 
 
 # --------------------------------------------------------------------------- operations
@@ -92,8 +98,9 @@ async def seat_user(rt: Runtime, game_id: int, user: User) -> int:
     )
     await repo.set_private_ok(rt.db, user.id, True)
     seat = SeatRow.human(0, user.id, display_name(user), user.language_code)
+    row = await rt.service.row(game_id)
     try:
-        number = await rt.service.take_seat(game_id, seat, SEATS)
+        number = await rt.service.take_seat(game_id, seat, await _seats_of(rt, row))
     except SeatTaken:
         raise Refused("alert.already_seated") from None
     except StatusConflict:
@@ -142,11 +149,12 @@ async def add_computer(
     if not await may_manage(context, row, row.chat_id, user_id) and row.seat_of(user_id) is None:
         raise Refused("alert.only_players")
     level = level or rt.settings.computer_level
-    for _ in range(SEATS - len(row.seats) if fill else 1):
+    size = await _seats_of(rt, row)
+    for _ in range(size - len(row.seats) if fill else 1):
         count = sum(1 for s in row.seats if not s.is_human) + 1
         seat = SeatRow.computer(0, f"🤖 Computer {count} ({level})", level)
         try:
-            number = await rt.service.take_seat(row.game_id, seat, SEATS)
+            number = await rt.service.take_seat(row.game_id, seat, size)
         except StatusConflict:
             raise Refused("alert.lobby_closed") from None
         if number is None:
@@ -161,9 +169,12 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         raise Refused("alert.lobby_closed")
     if not await may_manage(context, row, row.chat_id, user_id):
         raise Refused("alert.only_manager")
-    if len(row.seats) < SEATS:
-        raise Refused("alert.need_players", n=SEATS - len(row.seats))
     prefs = await rt.chat_prefs(row.chat_id)  # fixed for the whole match from here on
+    size = seat_count(prefs.options)
+    if len(row.seats) < size:
+        raise Refused("alert.need_players", n=size - len(row.seats))
+    if len(row.seats) > size:
+        raise Refused("alert.too_many_players", n=len(row.seats) - size)
     try:
         new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
     except StatusConflict:
@@ -176,26 +187,45 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
 
 
 async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A lobby in the group; in a private chat, a table for the person and computers."""
+    """A lobby in the group; in a private chat, a table for the person and computers.
+    Arguments choose the game: ``/nuova briscola 2``, ``/nuova chiamata 4``…"""
     rt = rt_of(context)
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     assert chat and user and message
     alone = not is_group(update)
-    prefs = await rt.chat_prefs(chat.id)
-    if alone and await repo.get_chat_settings(rt.db, chat.id) is None:
-        # the private chat's settings start in the person's language (no turn timer)
-        prefs = prefs.model_copy(update={"language": await rt.user_language(user)})
-        await repo.save_chat_settings(rt.db, chat.id, prefs.language, prefs.to_json())
-    thread = thread_of(message)
+    prefs, stored = await _table_prefs(rt, chat.id, user, alone)
+    chosen = new_game_prefs(prefs, context.args or [])
+    if chosen is None:  # nothing is written for arguments it does not understand
+        reply(context, message, tr(prefs.language, "lobby.new_usage"))
+        return
     ui = json.dumps(ui_patch({"creator": display_name(user)}))
     try:
-        game_id = await rt.service.open_lobby(chat.id, thread, user.id, prefs.to_json(), ui)
+        game_id = await rt.service.open_lobby(
+            chat.id, thread_of(message), user.id, chosen.to_json(), ui
+        )
     except ActiveGameExists:
         reply(context, message, tr(prefs.language, "lobby.exists"))
         return
+    if chosen != prefs or not stored:
+        await _choose_game(rt, chat.id, chosen)
     if alone:
         await seat_user(rt, game_id, user)
     show_lobby(rt, game_id)
+
+
+async def _table_prefs(rt: Runtime, chat_id: int, user: User, alone: bool) -> tuple[Prefs, bool]:
+    """The chat's settings, and whether they are stored: a private chat's first table
+    starts in the person's language (no turn timer), saved with the game chosen."""
+    prefs = await rt.chat_prefs(chat_id)
+    if alone and await repo.get_chat_settings(rt.db, chat_id) is None:
+        return prefs.model_copy(update={"language": await rt.user_language(user)}), False
+    return prefs, True
+
+
+async def _choose_game(rt: Runtime, chat_id: int, prefs: Prefs) -> None:
+    """``/nuova briscola 2``: the game chosen is the chat's from now on (as if set in
+    /impostazioni), so the lobby, /inizia and the next /nuova agree."""
+    await repo.save_chat_settings(rt.db, chat_id, prefs.language, prefs.to_json())
 
 
 async def _active(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GameRow | None:

@@ -18,11 +18,30 @@ from bot.tables import prefs_of
 from storage import repo
 
 
+def briscola_rules_text(lang: str, prefs: Prefs) -> str:
+    """Plain Briscola (§14): the table size's rules and the match format."""
+    o = prefs.options
+    parts = [tr(lang, "rules.briscola_head") + " — " + texts.game_label(lang, o),
+             tr(lang, "rules.briscola_base"), tr(lang, f"rules.briscola_{o.players}"),
+             tr(lang, "rules.briscola_match", match=texts.briscola_match_text(lang, o)),
+             "", texts.options_summary(lang, prefs)]
+    return texts.clip("\n\n".join(parts))
+
+
 def rules_text(lang: str, prefs: Prefs) -> str:
     o = prefs.options
-    parts = [tr(lang, "rules.head"), tr(lang, "rules.base")]
-    parts.append(tr(lang, "rules.auction"))
-    if o.chiamata_obbligata:
+    if o.game == "briscola":
+        return briscola_rules_text(lang, prefs)
+    parts = [tr(lang, "rules.head") + " — " + texts.game_label(lang, o), tr(lang, "rules.base")]
+    if o.players == 4:
+        parts.append(tr(lang, "rules.morto"))
+    elif o.players == 6:
+        parts.append(tr(lang, "rules.six"))
+    if o.a_punti:
+        parts.append(tr(lang, "rules.a_punti"))
+    else:
+        parts.append(tr(lang, "rules.auction"))
+    if o.chiamata_obbligata and not o.a_punti:
         parts.append(tr(lang, "rules.obbligato"))
     if o.a_carichi:
         parts.append(tr(lang, "rules.carichi"))

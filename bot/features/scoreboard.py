@@ -1,4 +1,8 @@
-"""/classifica: the chat's scoreboard."""
+"""/classifica: the chat's scoreboard; ``/classifica briscola``: plain Briscola's own.
+
+Chiamata with 4 (il morto), 5 and 6 players counts in the same points table; plain
+Briscola counts smazzate and matches won, per player or pair, by table size.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +14,26 @@ from bot.render import texts
 from bot.runtime import rt_of
 from storage import repo
 
+BRISCOLA_WORDS = frozenset({"briscola", "plain"})
+
 
 async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if await refuse_in_private(update, context):
         return
     rt, chat, message = rt_of(context), update.effective_chat, update.effective_message
     assert chat and message
+    lang = await rt.chat_language(chat.id)
+    if any(a.lower() in BRISCOLA_WORDS for a in context.args or []):
+        board = await repo.briscola_leaderboard(rt.db, chat.id)
+        reply(context, message, texts.briscola_board_text(lang, board))
+        return
     rows = await repo.leaderboard(rt.db, chat.id)
     lines = [
         (r.display_name, r.total, r.matches, r.smazzate, r.chiamante_count, r.chiamante_wins)
         for r in rows
     ]
-    reply(context, message, texts.leaderboard_text(await rt.chat_language(chat.id), lines))
+    has_briscola = bool(await repo.briscola_leaderboard(rt.db, chat.id, limit=1))
+    reply(context, message, texts.leaderboard_text(lang, lines, briscola_hint=has_briscola))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

@@ -15,11 +15,11 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from bot import callbacks as cb
 from bot.config import LEVEL_NAMES
 from bot.i18n import tr
-from bot.prefs import MENU, Prefs, current_value
-from bot.render.texts import bid_text, card_label, rank_name, suit_name
+from bot.prefs import MENU, MENU_ORDER, Prefs, applies, current_value
+from bot.render.texts import bid_text, briscola_match_text, card_label, rank_name, suit_name
 from game import View
 from game.actions import MAX_POINTS
-from game.cards import card_code
+from game.cards import card_code, parse_card
 
 #: Calls that need a second tap (R: protect against costly accidental taps).
 COSTLY_PREFIXES = ("K", "M")
@@ -79,7 +79,9 @@ def auction_group_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboar
     ]
     last: list[InlineKeyboardButton] = []
     low = view.min_call_points
-    if low is not None:
+    if low is not None and view.options.a_punti:  # R44: calls at points, then the card
+        last.append(_btn(tr(lang, "btn.points_pick", points=low), cb.picker(game_id, v, "n", low)))
+    elif low is not None:
         last.append(_btn(tr(lang, "btn.two_pick", points=low), cb.picker(game_id, v, "t", low)))
     if "K" in view.public_calls:
         last.append(_btn(bid_text(lang, style, "K"), cb.confirm(game_id, v, "K")))
@@ -103,7 +105,7 @@ def picker_keyboard(
         if target != points:
             label = f"{delta:+d}"
             steps.append(_btn(label, cb.picker(game_id, v, prefix, target)))
-    code = f"t{points}" if prefix == "t" else f"o{prefix[1:]}.{points}"
+    code = f"{prefix}{points}" if prefix in ("t", "n") else f"o{prefix[1:]}.{points}"
     style = view.options.deck_style.value
     return markup(
         [
@@ -158,6 +160,8 @@ def private_keyboard(
                 label = "🚫" + label
             buttons.append(_btn(label, cb.action(game_id, v, code)))
         return markup([buttons[i : i + 4] for i in range(0, len(buttons), 4)])
+    if view.phase == "declaration" and view.contract == "punti":
+        return _card_naming(game_id, view)
     if view.phase == "declaration":
         suits = [c for c in view.legal if c.startswith("s")]
         return markup(
@@ -177,6 +181,21 @@ def private_keyboard(
             rows.append([_btn(bid_text(lang, style, "M"), cb.confirm(game_id, v, "M"))])
         return markup(rows)
     return None
+
+
+def _card_naming(game_id: int, view: View) -> InlineKeyboardMarkup | None:
+    """A punti (R45): the chiamante names a whole card, one row per suit, from the core's
+    legal ``d`` actions only."""
+    style = view.options.deck_style.value
+    rows = []
+    for suit in range(4):
+        codes = [c for c in view.legal if c.startswith("d") and "cdsb".index(c[-1]) == suit]
+        buttons = [
+            _btn(card_label(style, parse_card(c[1:])), cb.action(game_id, view.version, c))
+            for c in codes
+        ]
+        rows += [buttons[i : i + 5] for i in range(0, len(buttons), 5)]
+    return markup(rows)
 
 
 def solo_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
@@ -212,11 +231,16 @@ def solo_lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
 
 def settings_keyboard(lang: str, prefs: Prefs) -> InlineKeyboardMarkup | None:
     rows = []
-    for index, option in enumerate(MENU):
+    for index in MENU_ORDER:
+        option = MENU[index]
+        if not applies(prefs, option.key):
+            continue
         value = current_value(prefs, option.key)
         shown = tr(lang, f"val.{value}") if value in ("on", "off") else value
         if option.key == "turn_timeout":
             shown = tr(lang, "opt.timeout_off") if value == "0" else f"{value}s"
+        elif option.key == "briscola_match":
+            shown = briscola_match_text(lang, prefs.options)
         label = f"{tr(lang, 'set.' + option.key)}: {shown}"
         rows.append([_btn(label, cb.settings("c", str(index)))])
     rows.append([_btn(tr(lang, "btn.close"), cb.settings("x"))])

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from bot.i18n import tr, trn
 from bot.prefs import Prefs
 from bot.stats import CONTRACT_KINDS, PlayerStats, Record, Tally
-from game import View, deck_face
+from game import TableOptions, View, deck_face
 from game.cards import RANK_CODES, parse_rank
-from game.events import SmazzataScored
+from game.events import BriscolaScored, MatchOver, SmazzataScored
+from storage import BriscolaScoreRow
 
 MAX_TEXT = 4096
 
@@ -77,6 +78,8 @@ def bid_text(lang: str, style: str, code: str) -> str:
     if code.startswith("o"):
         rank, points = code[1:].split(".")
         return tr(lang, "bid.obbligato", rank=rank_name(style, rank), points=int(points))
+    if code.startswith("n"):
+        return tr(lang, "bid.points", points=int(code[1:]))
     return code
 
 
@@ -84,6 +87,8 @@ def contract_text(lang: str, style: str, view: View) -> str:
     kind, points = view.contract, view.contract_points or 61
     if kind == "carichi":
         return tr(lang, "bid.carichi")
+    if kind == "punti":
+        return tr(lang, "bid.points", points=points)
     rank = "" if view.contract_rank is None else RANK_CODES[view.contract_rank]
     if kind == "rank":
         return rank_name(style, rank)
@@ -101,7 +106,36 @@ def _name(names: Sequence[str], seat: int | None) -> str:
 # --------------------------------------------------------------------------- lobby
 
 
+def game_label(lang: str, options: TableOptions) -> str:
+    """The game chosen, in words: "Briscola chiamata a 4 con il morto", "Briscola a 2"…"""
+    if options.game == "briscola":
+        key = "game.briscola_pairs" if options.players == 4 else "game.briscola"
+        return tr(lang, key, n=options.players)
+    key = {4: "game.chiamata_morto", 6: "game.chiamata_six"}.get(options.players, "game.chiamata")
+    label = tr(lang, key, n=options.players)
+    return label + (" · " + tr(lang, "game.a_punti") if options.a_punti else "")
+
+
+def briscola_match_text(lang: str, options: TableOptions) -> str:
+    """R110's match format: "vince chi arriva a 2 smazzate" / "3 smazzate"."""
+    kind, n = options.briscola_match_kind, options.briscola_match_n
+    return trn(lang, f"opt.briscola_{kind}", n)
+
+
 def options_summary(lang: str, prefs: Prefs) -> str:
+    o = prefs.options
+    timeout = (
+        tr(lang, "opt.timeout_off")
+        if prefs.turn_timeout == 0
+        else tr(lang, "opt.timeout_s", s=prefs.turn_timeout)
+    )
+    if o.game == "briscola":
+        return tr(lang, "opt.summary_briscola", match=briscola_match_text(lang, o),
+                  deck=o.deck_style.value, timeout=timeout)
+    return _chiamata_summary(lang, prefs, timeout)
+
+
+def _chiamata_summary(lang: str, prefs: Prefs, timeout: str) -> str:
     o = prefs.options
     on, off = tr(lang, "opt.on"), tr(lang, "opt.off")
     flags = [
@@ -116,11 +150,6 @@ def options_summary(lang: str, prefs: Prefs) -> str:
     lines = [", ".join(f"{name}: {on if value else off}" for name, value in flags)]
     kind, n = o.match_end.split(":")
     end = tr(lang, "opt.end_target" if kind == "target" else "opt.end_hands", n=n)
-    timeout = (
-        tr(lang, "opt.timeout_off")
-        if prefs.turn_timeout == 0
-        else tr(lang, "opt.timeout_s", s=prefs.turn_timeout)
-    )
     lines.append(
         tr(
             lang,
@@ -140,10 +169,16 @@ def lobby_text(
     *, alone: bool = False,
 ) -> str:
     """The lobby; ``alone``: a table in a private chat, filled with computers."""
-    lines = [tr(lang, "lobby.title"), "", options_summary(lang, prefs), ""]
+    o = prefs.options
+    lines = [tr(lang, "lobby.title", game=game_label(lang, o)), "",
+             options_summary(lang, prefs), ""]
     lines.append(tr(lang, "lobby.seats"))
     for i, name in enumerate(seats):
         lines.append(f"{i + 1}. " + (esc(name) if name else "—"))
+    if o.game == "briscola" and o.players == 4:
+        lines.append(tr(lang, "lobby.pairs"))
+    elif o.game == "chiamata" and o.players == 4:
+        lines.append(tr(lang, "lobby.morto"))
     lines.append("")
     free = sum(1 for s in seats if not s)
     if state == "open" and alone:
@@ -162,7 +197,7 @@ def lobby_text(
 def _trick_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
     lines: list[str] = []
     if view.current_trick:
-        lines.append(tr(lang, "table.trick", n=view.trick_no + 1))
+        lines.append(tr(lang, "table.trick", n=view.trick_no + 1, of=_tricks_total(view)))
         for seat, card in view.current_trick:
             lines.append(f"  {_name(names, seat)}: {card_label(style, card)}")
     elif view.tricks:
@@ -245,14 +280,16 @@ def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> s
         dealer=_name(names, view.dealer),
     )
     lines = [head]
-    if view.phase == "auction":
+    if view.game == "briscola":
+        lines += _briscola_lines(lang, style, view, names)
+    elif view.phase == "auction":
         lines.append(tr(lang, "table.auction"))
         lines += _auction_lines(lang, style, view, names)
     elif view.phase == "declaration":
         lines.append(
             tr(
                 lang,
-                "table.declaring",
+                "table.declaring_card" if view.contract == "punti" else "table.declaring",
                 name=_name(names, view.chiamante),
                 contract=contract_text(lang, style, view),
             )
@@ -271,14 +308,80 @@ def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> s
     return clip("\n".join(lines))
 
 
+def _briscola_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+    """Plain Briscola's table: sides, face-up briscola, stock, the trick (R101–R107).
+
+    No running score: the points taken are counted at the end (R107 gives the pair's to
+    the partners only, in their private view)."""
+    lines = [game_label(lang, view.options) + " · " + briscola_match_text(lang, view.options)]
+    if view.players == 4:
+        lines.append(tr(lang, "table.pairs", a=_side(names, view.sides[0]),
+                        b=_side(names, view.sides[1])))
+    if view.side_wins and any(view.side_wins):
+        wins = " · ".join(f"{_side(names, side)} {w}"
+                          for side, w in zip(view.sides, view.side_wins, strict=True))
+        lines.append(tr(lang, "table.wins", wins=wins))
+    if view.face_up is not None:
+        lines.append(tr(lang, "table.face_up", card=card_label(style, view.face_up),
+                        suit=suit_name(style, view.face_up // 10)))
+    if view.stock_count:
+        lines.append(trn(lang, "table.stock", view.stock_count))
+    elif view.face_up_holder is not None:
+        lines.append(tr(lang, "table.stock_empty", name=_name(names, view.face_up_holder)))
+    if _just_drew(view):
+        lines.append(tr(lang, "table.drawn"))
+    lines += _trick_lines(lang, style, view, names)
+    return lines
+
+
+def _deck_size(view: View) -> int:
+    return sum(view.hand_sizes) + view.stock_count + sum(len(p) for p in view.played)
+
+
+def _tricks_total(view: View) -> int:
+    """Tricks in a smazzata: 8 with 5 seats (il morto's included), 6 with six (R94),
+    20, 13 and 10 in plain Briscola for 2, 3 and 4."""
+    return _deck_size(view) // view.players
+
+
+def _just_drew(view: View) -> bool:
+    """Plain Briscola: everyone drew a card after the last trick (R105)."""
+    if not view.tricks:
+        return False
+    draw_rounds = (_deck_size(view) - 3 * view.players) // view.players
+    return view.tricks[-1].trick < draw_rounds
+
+
+def _side(names: Sequence[str], side: Sequence[int]) -> str:
+    return " + ".join(_name(names, s) for s in side)
+
+
+def _briscola_private_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+    """What one Briscola player alone sees: the card just drawn, R107's partner hand."""
+    lines: list[str] = []
+    if len(view.hand) == 3 and _just_drew(view):
+        lines.append(tr(lang, "private.drew", card=card_label(style, view.hand[-1])))
+    if view.partner_hand is not None:
+        cards = " ".join(card_label(style, c) for c in view.partner_hand) or "—"
+        lines.append(tr(lang, "private.partner_hand", cards=cards))
+    if view.side_points is not None:
+        lines.append(tr(lang, "private.side_points", points=view.side_points))
+    return lines
+
+
 def hand_text(lang: str, view: View, names: Sequence[str], note: str = "") -> str:
     """A player's private message: their hand plus the table as they may see it."""
     style = view.options.deck_style.value
     cards = " ".join(card_label(style, c) for c in sorted(view.hand)) or "—"
-    lines = [tr(lang, "private.hand_head", n=view.smazzata + 1), cards, ""]
+    lines = [tr(lang, "private.hand_head", n=view.smazzata + 1), cards]
+    if view.game == "briscola":
+        lines += _briscola_private_lines(lang, style, view, names)
+    lines.append("")
     lines.append(table_text(lang, view, names))
     if view.phase == "play" and view.current_seat == view.seat and view.legal:
         lines += ["", tr(lang, "private.play_hint")]
+    elif view.phase == "declaration" and view.contract == "punti" and view.legal:
+        lines += ["", tr(lang, "private.name_card_hint")]
     if note:
         lines += ["", note]
     return clip("\n".join(lines))
@@ -293,12 +396,13 @@ def voided_text(
 
 
 def finished_table_text(
-    lang: str, style: str, smazzata: int, names: Sequence[str], winner: int, cards: Sequence[int]
+    lang: str, style: str, smazzata: int, names: Sequence[str], winner: int, cards: Sequence[int],
+    trick: int = 7,
 ) -> str:
     return "\n".join(
         [
             tr(lang, "table.finished", n=smazzata + 1),
-            tr(lang, "table.last_trick", n=8, name=_name(names, winner)),
+            tr(lang, "table.last_trick", n=trick + 1, name=_name(names, winner)),
             "  " + "  ".join(card_label(style, c) for c in cards),
         ]
     )
@@ -307,12 +411,43 @@ def finished_table_text(
 # --------------------------------------------------------------------------- results
 
 
+def briscola_result_text(
+    lang: str, ev: BriscolaScored, names: Sequence[str], over: bool = False
+) -> str:
+    """Plain Briscola: each side's card points, who won the smazzata, the match so far."""
+    lines = [tr(lang, "result.head", n=ev.smazzata + 1)]
+    for side, points in zip(ev.sides, ev.points, strict=True):
+        lines.append(f"  {_side(names, side)}: <b>{points}</b>")
+    if ev.winner is None:
+        lines.append(tr(lang, "result.patta"))
+    else:
+        lines.append(tr(lang, "result.side_won", name=_side(names, ev.sides[ev.winner])))
+    wins = " · ".join(f"{_side(names, side)} {w}"
+                      for side, w in zip(ev.sides, ev.wins, strict=True))
+    lines.append(tr(lang, "table.wins", wins=wins))
+    if not over:
+        lines += ["", tr(lang, "result.next")]
+    return clip("\n".join(lines))
+
+
+def any_result_text(
+    lang: str, style: str, ev: SmazzataScored | BriscolaScored, names: Sequence[str],
+    over: bool = False, morto: int | None = None,
+) -> str:
+    if isinstance(ev, BriscolaScored):
+        return briscola_result_text(lang, ev, names, over)
+    return result_text(lang, style, ev, names, over, morto)
+
+
 def result_text(
-    lang: str, style: str, ev: SmazzataScored, names: Sequence[str], over: bool = False
+    lang: str, style: str, ev: SmazzataScored, names: Sequence[str], over: bool = False,
+    morto: int | None = None,
 ) -> str:
     rank = "" if ev.rank is None else RANK_CODES[ev.rank]
     if ev.contract == "carichi":
         contract = tr(lang, "bid.carichi")
+    elif ev.contract == "punti":
+        contract = tr(lang, "bid.points", points=ev.points)
     elif ev.contract == "rank":
         contract = rank_name(style, rank)
     elif ev.contract == "two":
@@ -347,10 +482,29 @@ def result_text(
     lines.append("")
     lines.append(tr(lang, "result.changes"))
     for seat, delta in enumerate(ev.deltas):
+        if seat == morto:
+            continue  # il morto scores nothing (R92)
         lines.append(f"  {_name(names, seat)}: <b>{signed(delta)}</b> → {ev.totals[seat]}")
     if not over:
         lines.append("")
         lines.append(tr(lang, "result.next"))
+    return clip("\n".join(lines))
+
+
+def final_text(lang: str, final: MatchOver, names: Sequence[str], game: str,
+               sides: Sequence[Sequence[int]] = (), *, alone: bool = False) -> str:
+    """The final message: chiamata's scores, or plain Briscola's smazzate won per side."""
+    if game != "briscola":
+        return match_over_text(lang, final.totals, final.positions, final.winners, names,
+                               alone=alone)
+    lines = [tr(lang, "final.head")]
+    for side in sorted(sides, key=lambda side: final.positions[side[0]]):
+        crown = " 🏆" if side[0] in final.winners else ""
+        wins = trn(lang, "final.smazzate_won", final.totals[side[0]])
+        lines.append(f"{final.positions[side[0]]}. {_side(names, side)}: <b>{wins}</b>{crown}")
+    lines += ["", tr(lang, "final.winners",
+                     names=", ".join(_name(names, s) for s in final.winners)),
+              tr(lang, "final.again_alone" if alone else "final.again")]
     return clip("\n".join(lines))
 
 
@@ -361,6 +515,8 @@ def match_over_text(
     """The final scores; ``alone`` (a private table): no group scoreboard to point to."""
     lines = [tr(lang, "final.head")]
     for seat in sorted(range(len(totals)), key=lambda s: (positions[s], s)):
+        if positions[seat] == 0:
+            continue  # il morto is not ranked (R93)
         crown = " 🏆" if seat in winners else ""
         total = signed(totals[seat])
         lines.append(f"{positions[seat]}. {_name(names, seat)}: <b>{total}</b>{crown}")
@@ -370,10 +526,34 @@ def match_over_text(
     return clip("\n".join(lines))
 
 
-def leaderboard_text(lang: str, rows: Sequence[tuple[str, int, int, int, int, int]]) -> str:
-    """Rows: (name, total, matches, smazzate, chiamante_count, chiamante_wins)."""
+def briscola_board_text(lang: str, rows: Sequence[BriscolaScoreRow]) -> str:
+    """Plain Briscola's standings, one section per table size (rows sorted by the query)."""
     if not rows:
-        return tr(lang, "board.empty")
+        return tr(lang, "board.briscola_empty")
+    lines = [tr(lang, "board.briscola_head")]
+    size, position, previous = 0, 0, (-1, -1)
+    for index, row in enumerate(rows):
+        if row.players != size:
+            size, position, previous = row.players, 0, (-1, -1)
+            start = index
+            lines += ["", tr(lang, "board.briscola_size", n=size)]
+        key = (row.matches_won, row.smazzate_won)
+        if key != previous:
+            position, previous = index - start + 1, key
+        lines.append(tr(lang, "board.briscola_line", pos=position, name=esc(row.display_name),
+                        won=row.matches_won, matches=trn(lang, "n.matches", row.matches),
+                        smazzate_won=row.smazzate_won,
+                        smazzate=trn(lang, "n.smazzate", row.smazzate)))
+    return clip("\n".join(lines))
+
+
+def leaderboard_text(
+    lang: str, rows: Sequence[tuple[str, int, int, int, int, int]], *, briscola_hint: bool = False
+) -> str:
+    """Rows: (name, total, matches, smazzate, chiamante_count, chiamante_wins)."""
+    hint = ["", tr(lang, "board.briscola_hint")] if briscola_hint else []
+    if not rows:
+        return "\n".join([tr(lang, "board.empty"), *hint])
     lines = [tr(lang, "board.head")]
     position = 0
     previous: int | None = None
@@ -396,7 +576,7 @@ def leaderboard_text(lang: str, rows: Sequence[tuple[str, int, int, int, int, in
                 caller=caller,
             )
         )
-    return clip("\n".join(lines))
+    return clip("\n".join(lines + hint))
 
 
 # --------------------------------------------------------------------------- statistics

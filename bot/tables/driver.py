@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from telegram import Bot
@@ -31,7 +33,7 @@ from bot.tables.layout import ChatLayout
 from bot.tables.render import Drawn, Renderer
 from bot.tables.state import prefs_of, ui_of, ui_patch
 from game import Game
-from game.events import Event, SmazzataScored
+from game.events import BriscolaScored, CardPlayed, Event, SmazzataScored
 from storage import Actor, GameRow, StorageUnavailable, repo, urgent
 
 log = logging.getLogger(__name__)
@@ -82,7 +84,7 @@ class Tables:
     def _username(self) -> str | None:
         return self.bot.username if self.app.bot else None
 
-    async def _stored_results(self, game_id: int) -> list[SmazzataScored]:
+    async def _stored_results(self, game_id: int) -> list[SmazzataScored | BriscolaScored]:
         stored = await repo.load_smazzata_results(self.service.db, game_id)
         return [result_from_json(r.result_json) for r in stored]
 
@@ -370,6 +372,7 @@ class Tables:
         If Telegram or the database fails meanwhile, a redraw is scheduled (backoff)."""
         async with self._sync_locks[game_id]:
             try:
+                await self._show_morto_plays(game_id, events)
                 await self._sync(game_id, events)
             except (TelegramError, StorageUnavailable) as exc:
                 failures = self._resync[game_id] = self._resync.get(game_id, 0) + 1
@@ -400,6 +403,33 @@ class Tables:
         if drawn.chats is not None:
             self.delivery.queued(game_id, row.version, drawn.chats)
             self.clock.watch(row, game)
+
+    async def _show_morto_plays(self, game_id: int, events: Sequence[Event]) -> None:
+        """Il morto plays by itself within the move before its turn (R90): show the table
+        just before each of its cards, at the pace of a computer's move, so the group sees
+        its plays one by one (then :meth:`_sync` draws the move's outcome)."""
+        delay = self.settings.computer_delay_seconds
+        autos = [i for i, e in enumerate(events) if isinstance(e, CardPlayed) and e.automatic]
+        if not autos or not delay:
+            return
+        row = await self.service.latest(game_id)
+        if row is None or row.status not in ("playing", "finished"):
+            return
+        game = self.service.game_of(row)
+        start = len(game.history) - len(events)
+        if start < 0 or game.history[start:] != list(events):
+            return  # another move came meanwhile: just draw the latest state
+        for index in autos:
+            frame = Game.from_history(game.options, game.history[: start + index],
+                                      game.actions, random.Random(0))
+            drawn = Drawn(ui_of(row))
+            try:
+                await self.renderer.draw(row, frame, drawn, ())
+            finally:
+                if drawn.changes:
+                    row = replace(row, ui_json=await self.service.save_ui(
+                        game_id, ui_patch(drawn.changes)))
+            await asyncio.sleep(delay)
 
     async def resend_hand(self, user_id: int) -> bool:
         """/mano: send the player's hand message again, in the background (the old one is

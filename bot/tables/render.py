@@ -32,11 +32,27 @@ from bot.service import names_of
 from bot.tables.layout import ChatLayout
 from bot.tables.state import UiState, prefs_of, seat_language
 from game import Game
-from game.events import DealVoided, Event, MonteDeclared, SmazzataScored, TrickWon
+from game.events import (
+    BriscolaScored,
+    DealVoided,
+    Event,
+    MonteDeclared,
+    SmazzataScored,
+    TrickWon,
+)
 from storage import GameRow
 
+Result = SmazzataScored | BriscolaScored
 #: The smazzata results stored for a game (to post those a restart left behind).
-ResultsReader = Callable[[int], Awaitable[list[SmazzataScored]]]
+ResultsReader = Callable[[int], Awaitable[list[Result]]]
+
+
+def seat_names(row: GameRow, game: Game, lang: str) -> list[str]:
+    """Names by game seat; il morto's seat (nobody's, R86) is shown as such."""
+    names = names_of(row, game.n)
+    if game.morto is not None:
+        names[game.morto] = tr(lang, "seat.morto")
+    return names
 
 
 @dataclass
@@ -71,7 +87,7 @@ class Renderer:
         """Bring every message of ``row`` in line with ``game`` (fills ``drawn``)."""
         prefs = prefs_of(row)
         lang, style = prefs.language, prefs.options.deck_style.value
-        names = names_of(row, game.n)
+        names = seat_names(row, game, lang)
         chat_id = self.outbox.resolve(self.layout.table_chat(row))
         ui = drawn.ui
         if ui.table is not None and (ui.table_chat or row.chat_id) != chat_id:
@@ -97,21 +113,21 @@ class Renderer:
             results = await self._results(row, game, posted)
             for i, result in enumerate(results, start=posted + 1):
                 over = game.is_over() and i == game.scored_count
-                text = texts.result_text(lang, style, result, names, over=over)
+                text = texts.any_result_text(lang, style, result, names, over, game.morto)
                 await self.outbox.send(chat_id, text, thread_id=row.thread_id)
                 drawn.set(scored=i)
             drawn.set(scored=game.scored_count)
         if game.is_over() and not drawn.ui.over and game.final is not None:
-            final = game.final
-            text = texts.match_over_text(lang, final.totals, final.positions, final.winners,
-                                         names, alone=is_private_chat(row.chat_id))
+            text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
+                                    alone=is_private_chat(row.chat_id))
             await self.outbox.send(chat_id, text, thread_id=row.thread_id)
             drawn.set(over=True)
 
-    async def _results(self, row: GameRow, game: Game, posted: int) -> list[SmazzataScored]:
+    async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
         """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""
-        if game.scored_count == posted + 1 and game.last_score is not None:
-            return [game.last_score]
+        last: Result | None = game.last_score or game.last_briscola
+        if game.scored_count == posted + 1 and last is not None:
+            return [last]
         return (await self.results(row.game_id))[posted : game.scored_count]
 
     def _close_smazzata(
@@ -126,7 +142,8 @@ class Renderer:
             monte = next((e.seat for e in events if isinstance(e, MonteDeclared)), None)
             text = texts.voided_text(lang, smz, void.reason, names, monte)
         elif last is not None:
-            text = texts.finished_table_text(lang, style, smz, names, last.seat, last.cards)
+            text = texts.finished_table_text(lang, style, smz, names, last.seat, last.cards,
+                                             last.trick)
         else:
             text = tr(lang, "table.finished", n=smz + 1)
         assert ui.table is not None

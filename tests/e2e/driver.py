@@ -76,7 +76,7 @@ class Table:
     async def perform(self, user: Any, view: View, code: str) -> None:
         gid, v = self.game_id, view.version
         group, private = self.group, user.private_chat
-        if code.startswith(("c", "s")):
+        if code.startswith(("c", "s", "d")):  # cards, suit, a punti's named card
             await self.press(user, private, f"a:{gid}:{v}:{code}")
         elif code == "P" or code.startswith("r"):
             await self.press(user, group, f"a:{gid}:{v}:{code}")
@@ -84,9 +84,9 @@ class Table:
             chat = group if code == "K" else private
             await self.press(user, chat, f"q:{gid}:{v}:{code}")
             await self.press(user, chat, f"a:{gid}:{v}:{code}")
-        elif code.startswith(("t", "o")):
-            if code.startswith("t"):
-                chat, prefix, target = group, "t", int(code[1:])
+        elif code.startswith(("t", "o", "n")):
+            if code.startswith(("t", "n")):  # "2 a N", a punti's "N": public calls
+                chat, prefix, target = group, code[0], int(code[1:])
             else:
                 chat = private
                 prefix, points = code[1:].split(".")
@@ -156,7 +156,7 @@ class Table:
 
 def _low(view: View) -> int:
     bid = view.current_bid
-    if bid is not None and bid[0] == "t":
+    if bid is not None and bid[0] in "tn":
         return int(bid[1:]) + 1
     if bid is not None and bid[0] == "o":
         return int(bid.split(".")[1]) + 1
