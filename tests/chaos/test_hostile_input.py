@@ -218,7 +218,7 @@ JUNK_PRIVATE = [
     "/start j0",
     "/start " + "é" * 60,
     "/start " + "j" * 64,
-    # (not /nuova: in private it opens a table alone, arguments ignored as in a group)
+    "/nuova x",  # in private it opens a table alone, but not with arguments it cannot read
     "/entra x",
     "/classifica y",
     "/impostazioni z",
