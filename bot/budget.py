@@ -2,8 +2,10 @@
 
 * :class:`ChatPace`: the calls of one chat go out at most one per ``interval`` (a group:
   ``60 s / GROUP_MESSAGES_PER_MINUTE``, ~3.3 s at 18; a private chat ``1 / chat_rate``),
-  evenly, never burst-then-wait. A rolling window of ``per_window`` calls guards groups
-  on top. Callers *reserve* the next slot, so nobody overtakes a call already waiting.
+  evenly, never burst-then-wait: a chat idle for a while may send ``burst`` calls at once
+  (the slots it did not use), then one per interval again. A rolling window of
+  ``per_window`` calls guards groups on top (it delays a call by at most an interval).
+  Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
   before the group tables, which go before the hands of players who cannot act.
@@ -40,12 +42,15 @@ class ChatPace:
     #: At most ``per_window`` calls in any ``window`` seconds (0: no window).
     per_window: int = 0
     window: float = 60.0
+    #: Calls that may go at once after the chat was idle (slots not used).
+    burst: int = 1
+    #: The next slot of the steady schedule.
     next_at: float = 0.0
     sent: deque[float] = field(default_factory=deque)
 
     def ready_at(self, now: float) -> float:
         """When the next call may go (``now`` or later)."""
-        at = max(now, self.next_at)
+        at = max(now, self.next_at - (self.burst - 1) * self.interval)
         if self.per_window:
             while self.sent and at - self.sent[0] >= self.window:
                 self.sent.popleft()
@@ -56,7 +61,7 @@ class ChatPace:
     def reserve(self, now: float) -> float:
         """Take the next slot; return when it is (sleep until then)."""
         at = self.ready_at(now)
-        self.next_at = at + self.interval
+        self.next_at = max(self.next_at, at) + self.interval
         if self.per_window:
             self.sent.append(at)
         return at
@@ -70,7 +75,7 @@ class ChatPace:
             n = min(self.per_window, int(self.window / self.interval))
             past = [now - i * self.interval for i in range(n, 0, -1)]
             self.sent = deque(sorted({*self.sent, *past}))
-        self.next_at = max(self.next_at, now)
+        self.next_at = max(self.next_at, now + (self.burst - 1) * self.interval)
 
 
 class _Waiter:

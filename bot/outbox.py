@@ -102,7 +102,7 @@ class Outbox:
         *,
         group_per_minute: float = 18,
         chat_rate: float = 0.8,
-        chat_burst: float = 1.0,
+        chat_burst: float = 2.0,
         private_burst: float = 1.0,
         window_seconds: float = 60.0,
         messages_per_second: float = 27.0,
@@ -112,7 +112,7 @@ class Outbox:
         self.bot = bot
         self.group_per_minute = group_per_minute
         self.chat_rate = chat_rate
-        #: (kept for the callers' settings: pacing is even, bursts are not used)
+        #: Calls a group / a private chat may send at once after being idle (see ChatPace).
         self.chat_burst = chat_burst
         self.private_burst = private_burst
         self.window_seconds = window_seconds
@@ -147,7 +147,9 @@ class Outbox:
         if chat is None:
             is_group = chat_id < 0
             per_window = int(self.group_per_minute) if is_group else 0
-            pace = ChatPace(self.interval(chat_id), per_window, self.window_seconds)
+            burst = self.chat_burst if is_group else self.private_burst
+            pace = ChatPace(self.interval(chat_id), per_window, self.window_seconds,
+                            max(1, int(burst)))
             chat = self._chats[chat_id] = _Chat(is_group, pace)
             now = time.monotonic()
             if now - self._started < self.window_seconds:
