@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import contextlib
 import random
+import re
 import sys
 import tempfile
 import time
@@ -231,7 +232,8 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
                     figures.edit_split["group" if chat < 0 else "private"] += 1
                     figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
-            figures.per_move = calls_per_move(calls, act1 - act0)
+            in_turn = {k: v for t in sims for k, v in t.in_turn.items()}
+            figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
             stale = await group_staleness(reader, sims, tg, t0, t1)
             figures.staleness_p50 = percentile(stale, 50)
             figures.staleness_p95 = percentile(stale, 95)
@@ -269,21 +271,26 @@ async def run_bot(args: argparse.Namespace, tables: int, workdir: Path) -> Figur
 
 
 MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+#: The game and version in the callback data of an action button ("a:gid:version:code").
+ACTION_DATA = re.compile(r'"a:(\d+):(\d+):')
 
 
-def calls_per_move(calls: list[Any], moves: int) -> dict[str, float]:
-    """Successful message calls per stored move: group / private with the buttons of the
-    seat in turn ("a:" callback data) / other private."""
+def calls_per_move(
+    calls: list[Any], moves: int, in_turn: dict[tuple[int, int], int]
+) -> dict[str, float]:
+    """Successful message calls per stored move: group / private to the seat in turn at
+    the version the call's buttons were drawn for (``in_turn``: (game, version) -> user)
+    / other private."""
     split: Counter[str] = Counter()
     for c in calls:
         if c.method not in MESSAGE_CALLS or not c.ok or not isinstance(c.chat_id, int):
             continue
         if c.chat_id < 0:
             split["group"] += 1
-        elif '"a:' in str(c.params.get("reply_markup", "")):
-            split["turn"] += 1
-        else:
-            split["other"] += 1
+            continue
+        drawn = ACTION_DATA.search(str(c.params.get("reply_markup", "")))
+        key = (int(drawn[1]), int(drawn[2])) if drawn else None
+        split["turn" if key is not None and in_turn.get(key) == c.chat_id else "other"] += 1
     return {k: split[k] / max(1, moves) for k in ("group", "turn", "other")}
 
 

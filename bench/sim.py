@@ -310,6 +310,8 @@ class SimTable:
         #: (game, version, when first seen in the database): the core's pace, against
         #: which the group table's staleness is measured.
         self.versions_seen: list[tuple[int, int, float]] = []
+        #: (game, version) -> the user in turn (a human), as the players saw it.
+        self.in_turn: dict[tuple[int, int], int] = {}
         self.stats = TableStats()
         self.watch = tg.watch([self.group, *humans])
         self._cached: tuple[int, int, Game] | None = None
@@ -487,6 +489,7 @@ class SimTable:
             seat_no = game.current_seat()
             seat = None if seat_no is None else row.seat(seat_no)
             if seat is not None and seat.is_human and not seat.away and seat.user_id is not None:
+                self.in_turn[(row.game_id, row.version)] = seat.user_id
                 view = self._view_of(game, row, seat.seat)
                 code = self.policy(view, self.rng)
                 user = self.users[seat.user_id]
