@@ -78,7 +78,7 @@ class Figures:
     #: Bot API message calls (sends, edits) per stored move: to groups, to the private
     #: chat of the seat in turn (the call carries its buttons), to other private chats.
     per_move: dict[str, float] = field(default_factory=dict)
-    #: Seconds from a move being seen in the database to the group table showing it.
+    #: Seconds from a move being acknowledged to the group table showing it.
     staleness_p50: float = float("nan")
     staleness_p95: float = float("nan")
     echo_p50: float = 0.0
@@ -297,7 +297,8 @@ def calls_per_move(
 async def group_staleness(
     reader: Database, sims: list[SimTable], tg: FakeTelegram, t0: float, t1: float
 ) -> list[float]:
-    """For each move seen in the window: seconds until a group call showed that version
+    """For each move of the window (a press the bot acknowledged: the move was stored
+    before the answer): seconds from the answer until a group call showed that version
     (or a later one) of the table, found by replaying the game and matching the text the
     bot draws for each version (``texts.table_text``) with what the group received."""
     from sandbox.fakeapi.html import parse_html
@@ -309,14 +310,18 @@ async def group_staleness(
             if c.chat_id == table.group.id and c.ok and c.at >= t0
             and c.method in ("sendMessage", "editMessageText")
         )
-        seen = [(g, v, at) for g, v, at in table.versions_seen if t0 <= at < t1]
+        seen = [
+            (p.game_id, p.version + 1, p.handle.answer.at) for p in table.presses
+            if p.handle.answer is not None and not p.handle.answer.show_alert
+            and t0 <= p.handle.answer.at < t1
+        ]
         for game_id in {g for g, _, _ in seen}:
             version_of = await table_versions(reader, game_id)
             drawn = [(at, version_of.get(parse_html(text)[0], -1)) for at, text in shown]
             for g, version, at in seen:
                 if g != game_id or version not in version_of.values():
                     continue
-                later = [d for d, v in drawn if v >= version and d >= at - 0.5]
+                later = [d for d, v in drawn if v >= version and d >= at - 0.05]
                 first = min(later, default=t1)
                 waits.append(max(0.0, first - at))
     return waits

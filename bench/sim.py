@@ -307,9 +307,6 @@ class SimTable:
         #: screen (the pace the players feel; the bot renders through its Outbox).
         self.turn_waits: list[tuple[float, float]] = []  # (when seen, seconds)
         self._turn_seen: dict[tuple[int, int], float] = {}
-        #: (game, version, when first seen in the database): the core's pace, against
-        #: which the group table's staleness is measured.
-        self.versions_seen: list[tuple[int, int, float]] = []
         #: (game, version) -> the user in turn (a human), as the players saw it.
         self.in_turn: dict[tuple[int, int], int] = {}
         self.stats = TableStats()
@@ -483,7 +480,6 @@ class SimTable:
                 return row.status == "finished"
             if row.version != moved[0]:
                 moved = (row.version, loop.time())
-                self.versions_seen.append((row.game_id, row.version, moved[1]))
             elif stall_after is not None and loop.time() - moved[1] > stall_after:
                 return False
             seat_no = game.current_seat()
