@@ -102,8 +102,12 @@ class GlobalBudget:
     def _take(self, now: float) -> None:
         self._next = max(self._next, now) + self.interval
 
-    def _free(self, now: float) -> bool:
-        return self._free_at() <= now
+    def _free(self, now: float, priority: int = Priority.TURN) -> bool:
+        """Whether a call of ``priority`` may go now: the idle hands only while a call is
+        left over for what comes next (they never take the last one: under a saturated
+        budget they are held, and the tables get what the turns leave)."""
+        spare = self.interval if priority >= Priority.IDLE else 0.0
+        return self._free_at() + spare <= now
 
     def _free_at(self) -> float:
         """When the next call is within the budget (up to ``burst`` ahead of schedule)."""
@@ -115,7 +119,7 @@ class GlobalBudget:
     async def acquire(self, priority: int, waiter: _Waiter | None = None) -> None:
         """Wait for one call of the budget; higher priorities are served first."""
         now = time.monotonic()
-        if not self._heap and self._free(now):
+        if not self._heap and self._free(now, priority):
             self._take(now)
             self.granted[min(priority, 2)] += 1
             return
@@ -148,8 +152,9 @@ class GlobalBudget:
                 heapq.heappop(self._heap)  # served, cancelled or promoted meanwhile
                 continue
             now = time.monotonic()
-            if not self._free(now):
-                await asyncio.sleep(max(self._free_at() - now, 0.0))
+            if not self._free(now, prio):
+                spare = self.interval if prio >= Priority.IDLE else 0.0
+                await asyncio.sleep(max(self._free_at() + spare - now, 0.001))
                 continue
             heapq.heappop(self._heap)
             self._take(now)
