@@ -102,7 +102,7 @@ class Outbox:
         *,
         group_per_minute: float = 18,
         chat_rate: float = 0.8,
-        chat_burst: float = 2.0,
+        chat_burst: float = 1.0,
         private_burst: float = 1.0,
         window_seconds: float = 60.0,
         messages_per_second: float = 27.0,

@@ -217,7 +217,8 @@ async def test_settled_waits_for_its_chats_edits_and_is_woken_by_them() -> None:
 
 async def test_a_group_is_paced_evenly_not_burst_then_wait() -> None:
     bot = RecordingBot()
-    box = Outbox(bot, chat_rate=1000, group_per_minute=60, window_seconds=3.0)  # type: ignore[arg-type]
+    box = Outbox(bot, chat_rate=1000, group_per_minute=60, window_seconds=3.0,  # type: ignore[arg-type]
+                 chat_burst=2)
     box._started -= 10  # not a restart
     interval = box.interval(-5)
     assert interval == pytest.approx(0.05)
