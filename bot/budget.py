@@ -9,7 +9,9 @@
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
-  before the group tables, which go before the hands of players who cannot act.
+  before the group tables, which go before the hands of players who cannot act. A table
+  that waited one group interval goes with the turns (when the turns alone fill the
+  budget, as at 200 busy tables, the groups would otherwise freeze).
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
@@ -90,9 +92,12 @@ class _Waiter:
 class GlobalBudget:
     """An even rate for the whole bot, granted by priority (see :class:`Priority`)."""
 
-    def __init__(self, rate: float, burst: float = 1.0) -> None:
+    def __init__(self, rate: float, burst: float = 1.0, table_wait: float = 0.0) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.burst = max(1.0, burst)
+        #: A table call that waited this long goes with the turns (0: never): when the
+        #: turns alone fill the budget, every group still sees the game move.
+        self.table_wait = table_wait
         self._next = 0.0
         self._heap: list[tuple[int, int, _Waiter]] = []
         self._seq = itertools.count()
@@ -127,6 +132,9 @@ class GlobalBudget:
         w = waiter or _Waiter(priority)
         w.priority = min(w.priority, priority)
         heapq.heappush(self._heap, (w.priority, next(self._seq), w))
+        if w.priority == Priority.TABLE and self.table_wait > 0:
+            asyncio.get_running_loop().call_later(self.table_wait, self.promote, w,
+                                                  Priority.TURN)
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
         try:

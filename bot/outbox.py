@@ -118,7 +118,8 @@ class Outbox:
         self.window_seconds = window_seconds
         self.on_forbidden = on_forbidden
         self.on_migrated = on_migrated
-        self.budget = GlobalBudget(messages_per_second, burst=max(1.0, messages_per_second / 5))
+        self.budget = GlobalBudget(messages_per_second, burst=max(1.0, messages_per_second / 5),
+                                   table_wait=self.interval(-1))
         self._started = time.monotonic()
         self._chats: dict[int, _Chat] = {}
         self._sent: dict[tuple[int, int], Content] = {}
