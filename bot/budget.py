@@ -10,7 +10,7 @@
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
   before the group tables, which go before the hands of players who cannot act. A table
-  that waited one group interval goes with the turns (when the turns alone fill the
+  that waited a few group intervals goes with the turns (when the turns alone fill the
   budget, as at 200 busy tables, the groups would otherwise freeze).
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
