@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -76,6 +77,12 @@ class Figures:
     flood_429: int = 0
     turn_p50: float = float("nan")
     turn_p95: float = float("nan")
+    #: Bot API message calls (sends, edits) per stored move: to groups, to the private
+    #: chat of the seat in turn (the call carries its buttons), to other private chats.
+    per_move: dict[str, float] = field(default_factory=dict)
+    #: Seconds from a move being acknowledged to the group table showing it.
+    staleness_p50: float = float("nan")
+    staleness_p95: float = float("nan")
     echo_p50: float = 0.0
     echo_p95: float = 0.0
     echo_p99: float = 0.0
@@ -229,6 +236,11 @@ async def run_bot(
                     figures.edit_split["group" if chat < 0 else "private"] += 1
                     figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
+            in_turn = {k: v for t in sims for k, v in t.in_turn.items()}
+            figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
+            stale = await group_staleness(reader, sims, tg, t0, t1)
+            figures.staleness_p50 = percentile(stale, 50)
+            figures.staleness_p95 = percentile(stale, 95)
             # per smazzata: per stored action × actions of a smazzata (few tables finish
             # one in the window when Telegram's 30 calls/s are shared by many tables)
             figures.actions = act1 - act0
@@ -260,6 +272,90 @@ async def run_bot(
         if args.echo_http == "both":
             await run_echo(args, tg, workdir, tables, rate, figures, "aiohttp")
     return figures
+
+
+MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+#: The game and version in the callback data of an action button ("a:gid:version:code").
+ACTION_DATA = re.compile(r'"a:(\d+):(\d+):')
+
+
+def calls_per_move(
+    calls: list[Any], moves: int, in_turn: dict[tuple[int, int], int]
+) -> dict[str, float]:
+    """Successful message calls per stored move: group / private to the seat in turn at
+    the version the call's buttons were drawn for (``in_turn``: (game, version) -> user)
+    / other private."""
+    split: Counter[str] = Counter()
+    for c in calls:
+        if c.method not in MESSAGE_CALLS or not c.ok or not isinstance(c.chat_id, int):
+            continue
+        if c.chat_id < 0:
+            split["group"] += 1
+            continue
+        drawn = ACTION_DATA.search(str(c.params.get("reply_markup", "")))
+        key = (int(drawn[1]), int(drawn[2])) if drawn else None
+        split["turn" if key is not None and in_turn.get(key) == c.chat_id else "other"] += 1
+    return {k: split[k] / max(1, moves) for k in ("group", "turn", "other")}
+
+
+async def group_staleness(
+    reader: Database, sims: list[SimTable], tg: FakeTelegram, t0: float, t1: float
+) -> list[float]:
+    """For each move of the window (a press the bot acknowledged: the move was stored
+    before the answer): seconds from the answer until a group call showed that version
+    (or a later one) of the table, found by replaying the game and matching the text the
+    bot draws for each version (``texts.table_text``) with what the group received."""
+    from sandbox.fakeapi.html import parse_html
+
+    waits: list[float] = []
+    for table in sims:
+        shown: list[tuple[float, str]] = sorted(
+            (c.at, str(c.params.get("text", ""))) for c in tg.calls
+            if c.chat_id == table.group.id and c.ok and c.at >= t0
+            and c.method in ("sendMessage", "editMessageText")
+        )
+        seen = [
+            (p.game_id, p.version + 1, p.handle.answer.at) for p in table.presses
+            if p.handle.answer is not None and not p.handle.answer.show_alert
+            and t0 <= p.handle.answer.at < t1
+        ]
+        for game_id in {g for g, _, _ in seen}:
+            version_of = await table_versions(reader, game_id)
+            drawn = [(at, version_of.get(parse_html(text)[0], -1)) for at, text in shown]
+            for g, version, at in seen:
+                if g != game_id or version not in version_of.values():
+                    continue
+                later = [d for d, v in drawn if v >= version and d >= at - 0.05]
+                first = min(later, default=t1)
+                waits.append(max(0.0, first - at))
+    return waits
+
+
+async def table_versions(reader: Database, game_id: int) -> dict[str, int]:
+    """The group table's text (as Telegram shows it) -> the first version drawing it,
+    from a replay of the game's log."""
+    from bot.prefs import Prefs
+    from bot.render import texts
+    from bot.service import names_of
+    from sandbox.fakeapi.html import parse_html
+
+    row = await repo.get_game(reader, game_id)
+    if row is None or row.seed is None:
+        return {}
+    prefs = Prefs.from_json(row.settings_json)
+    names = names_of(row)
+    game = Game.new(prefs.options, rng=random.Random(row.seed))
+    version_of: dict[str, int] = {}
+    for action in [None, *await repo.load_actions(reader, game_id)]:
+        if action is not None:
+            if action.seat is None:
+                break
+            game.apply(action.seat, parse_action(action.code))
+        if game.is_over():
+            break
+        text = texts.table_text(prefs.language, game.view(None), names)
+        version_of.setdefault(parse_html(text)[0], game.version)
+    return version_of
 
 
 class ClickRate:
@@ -376,7 +472,8 @@ def ms(seconds: float) -> str:
 def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
     head = (
         "| tables | updates/s | p50 ms | p95 ms | p99 ms | echo p50/p95/p99 ms | oldest s | "
-        ">2 s | lost | next button p50/p95 s | CPU ms/update | peak RSS MiB | KiB/game | "
+        ">2 s | lost | next button p50/p95 s | group stale p50/p95 s | calls/move group/turn/"
+        "other | CPU ms/update | peak RSS MiB | KiB/game | "
         "DB KiB/1000 smazzate | API calls/smazzata | smazzate | 429 |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -387,7 +484,10 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             f"| {f.tables} | {f.updates / max(f.seconds, 1e-9):.1f} | {ms(f.p50)} | "
             f"{ms(f.p95)} | {ms(f.p99)} | {ms(f.echo_p50)}/{ms(f.echo_p95)}/{ms(f.echo_p99)} | "
             f"{f.max_age:.2f} | {f.older_than_2s} | {f.lost} | "
-            f"{f.turn_p50:.1f}/{f.turn_p95:.1f} | {f.cpu_per_update * 1000:.1f} | "
+            f"{f.turn_p50:.1f}/{f.turn_p95:.1f} | "
+            f"{f.staleness_p50:.1f}/{f.staleness_p95:.1f} | "
+            f"{f.per_move.get('group', 0):.2f}/{f.per_move.get('turn', 0):.2f}/"
+            f"{f.per_move.get('other', 0):.2f} | {f.cpu_per_update * 1000:.1f} | "
             f"{f.peak_rss_mib:.0f} | {f.rss_per_game_kib:.0f} | {db} | {calls} | "
             f"{f.smazzate} | {f.flood_429} |"
         )

@@ -319,6 +319,8 @@ class SimTable:
         #: screen (the pace the players feel; the bot renders through its Outbox).
         self.turn_waits: list[tuple[float, float]] = []  # (when seen, seconds)
         self._turn_seen: dict[tuple[int, int], float] = {}
+        #: (game, version) -> the user in turn (a human), as the players saw it.
+        self.in_turn: dict[tuple[int, int], int] = {}
         self.stats = TableStats()
         self.watch = tg.watch([self.group, *humans])
         self._cached: tuple[int, int, Game] | None = None
@@ -495,6 +497,7 @@ class SimTable:
             seat_no = game.current_seat()
             seat = None if seat_no is None else row.seat(seat_no)
             if seat is not None and seat.is_human and not seat.away and seat.user_id is not None:
+                self.in_turn[(row.game_id, row.version)] = seat.user_id
                 view = self._view_of(game, row, seat.seat)
                 code = self.policy(view, self.rng)
                 user = self.users[seat.user_id]

@@ -2,11 +2,16 @@
 
 * :class:`ChatPace`: the calls of one chat go out at most one per ``interval`` (a group:
   ``60 s / GROUP_MESSAGES_PER_MINUTE``, ~3.3 s at 18; a private chat ``1 / chat_rate``),
-  evenly, never burst-then-wait. A rolling window of ``per_window`` calls guards groups
-  on top. Callers *reserve* the next slot, so nobody overtakes a call already waiting.
+  evenly, never burst-then-wait: a chat idle for a while may send ``burst`` calls at once
+  (the slots it did not use; `chat_burst`, 1 by default: strictly even), then one per
+  interval again. A rolling window of
+  ``per_window`` calls guards groups on top (it delays a call by at most an interval).
+  Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
-  before the group tables, which go before the hands of players who cannot act.
+  before the group tables, which go before the hands of players who cannot act. A table
+  that waited a few group intervals goes with the turns (when the turns alone fill the
+  budget, as at 200 busy tables, the groups would otherwise freeze).
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
@@ -40,12 +45,15 @@ class ChatPace:
     #: At most ``per_window`` calls in any ``window`` seconds (0: no window).
     per_window: int = 0
     window: float = 60.0
+    #: Calls that may go at once after the chat was idle (slots not used).
+    burst: int = 1
+    #: The next slot of the steady schedule.
     next_at: float = 0.0
     sent: deque[float] = field(default_factory=deque)
 
     def ready_at(self, now: float) -> float:
         """When the next call may go (``now`` or later)."""
-        at = max(now, self.next_at)
+        at = max(now, self.next_at - (self.burst - 1) * self.interval)
         if self.per_window:
             while self.sent and at - self.sent[0] >= self.window:
                 self.sent.popleft()
@@ -56,7 +64,7 @@ class ChatPace:
     def reserve(self, now: float) -> float:
         """Take the next slot; return when it is (sleep until then)."""
         at = self.ready_at(now)
-        self.next_at = at + self.interval
+        self.next_at = max(self.next_at, at) + self.interval
         if self.per_window:
             self.sent.append(at)
         return at
@@ -70,7 +78,7 @@ class ChatPace:
             n = min(self.per_window, int(self.window / self.interval))
             past = [now - i * self.interval for i in range(n, 0, -1)]
             self.sent = deque(sorted({*self.sent, *past}))
-        self.next_at = max(self.next_at, now)
+        self.next_at = max(self.next_at, now + (self.burst - 1) * self.interval)
 
 
 class _Waiter:
@@ -84,9 +92,12 @@ class _Waiter:
 class GlobalBudget:
     """An even rate for the whole bot, granted by priority (see :class:`Priority`)."""
 
-    def __init__(self, rate: float, burst: float = 1.0) -> None:
+    def __init__(self, rate: float, burst: float = 1.0, table_wait: float = 0.0) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.burst = max(1.0, burst)
+        #: A table call that waited this long goes with the turns (0: never): when the
+        #: turns alone fill the budget, every group still sees the game move.
+        self.table_wait = table_wait
         self._next = 0.0
         self._heap: list[tuple[int, int, _Waiter]] = []
         self._seq = itertools.count()
@@ -97,8 +108,12 @@ class GlobalBudget:
     def _take(self, now: float) -> None:
         self._next = max(self._next, now) + self.interval
 
-    def _free(self, now: float) -> bool:
-        return self._free_at() <= now
+    def _free(self, now: float, priority: int = Priority.TURN) -> bool:
+        """Whether a call of ``priority`` may go now: the idle hands only while a call is
+        left over for what comes next (they never take the last one: under a saturated
+        budget they are held, and the tables get what the turns leave)."""
+        spare = self.interval if priority >= Priority.IDLE else 0.0
+        return self._free_at() + spare <= now
 
     def _free_at(self) -> float:
         """When the next call is within the budget (up to ``burst`` ahead of schedule)."""
@@ -110,13 +125,16 @@ class GlobalBudget:
     async def acquire(self, priority: int, waiter: _Waiter | None = None) -> None:
         """Wait for one call of the budget; higher priorities are served first."""
         now = time.monotonic()
-        if not self._heap and self._free(now):
+        if not self._heap and self._free(now, priority):
             self._take(now)
             self.granted[min(priority, 2)] += 1
             return
         w = waiter or _Waiter(priority)
         w.priority = min(w.priority, priority)
         heapq.heappush(self._heap, (w.priority, next(self._seq), w))
+        if w.priority == Priority.TABLE and self.table_wait > 0:
+            asyncio.get_running_loop().call_later(self.table_wait, self.promote, w,
+                                                  Priority.TURN)
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
         try:
@@ -143,8 +161,9 @@ class GlobalBudget:
                 heapq.heappop(self._heap)  # served, cancelled or promoted meanwhile
                 continue
             now = time.monotonic()
-            if not self._free(now):
-                await asyncio.sleep(max(self._free_at() - now, 0.0))
+            if not self._free(now, prio):
+                spare = self.interval if prio >= Priority.IDLE else 0.0
+                await asyncio.sleep(max(self._free_at() + spare - now, 0.001))
                 continue
             heapq.heappop(self._heap)
             self._take(now)

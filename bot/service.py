@@ -6,8 +6,9 @@ and writes action log + snapshot + score changes in ONE transaction
 (:func:`storage.repo.record_action`). Callers hold :meth:`lock` for the game.
 
 Every other write to a game (seats, start, cancel, hand-over, "Sono tornato", the turn
-deadline, the UI state) is a method here too, which takes the game's lock itself: the
-handlers and the table driver never write a game through ``storage.repo`` directly.
+deadline) is a method here too, which takes the game's lock itself; the UI state (which
+messages show the game) is written here too, under a lock of its own. The handlers and
+the table driver never write a game through ``storage.repo`` directly.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class GameService:
         #: happened since (see :meth:`latest`), and the UI JSON of each game as last saved.
         self._rows: dict[int, GameRow] = {}
         self._ui: dict[int, str] = {}
+        self._ui_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         #: Where match seeds come from (tests replace it to get known deals).
         self.seed_source: Callable[[], int] = lambda: random.SystemRandom().randrange(1, 2**62)
 
@@ -420,8 +422,10 @@ class GameService:
             return result
 
     async def save_ui(self, game_id: int, patch: Mapping[str, object]) -> str:
-        """Merge a patch into the game's UI JSON (see ``bot.tables.state``)."""
-        async with self.lock(game_id):
+        """Merge a patch into the game's UI JSON (see ``bot.tables.state``), under the
+        game's *UI* lock: the record of what was drawn never holds up a move (a press
+        would wait behind a redraw's bookkeeping); the patch is one atomic statement."""
+        async with self._ui_locks[game_id]:
             text = await repo.patch_ui(self.db, game_id, patch)
             self._ui[game_id] = text
             return text

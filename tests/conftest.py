@@ -181,7 +181,7 @@ def make_bot(
         "group_per_minute": 18.0,
         "window_seconds": 60.0 / speed,
         "chat_rate": 0.8 * speed,
-        "chat_burst": 2.0,
+        "chat_burst": 1.0,
         "private_burst": 1.0,
         "private_lazy_seconds": 4.0 / speed,
         "messages_per_second": 27.0 * speed,

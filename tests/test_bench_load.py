@@ -10,7 +10,7 @@ from bench.load import parse_args, report, run_bot
 
 async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: Path) -> None:
     args = parse_args([
-        "--tables", "2", "--seconds", "4", "--warmup", "2", "--echo-seconds", "2",
+        "--tables", "2", "--seconds", "4", "--warmup", "5", "--echo-seconds", "2",
         "--echo-http", "httpx", "--grace", "10", "--think", "0.3", "--log-level", "WARNING",
     ])
     figures = await run_bot(args, 2, tmp_path)
@@ -25,6 +25,10 @@ async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: 
     assert figures.echo_alongside is not None and figures.echo_alongside_updates > 0
     assert figures.calls_per_smazzata is not None and figures.calls_per_smazzata > 0
     assert figures.cpu_per_update > 0 and figures.peak_rss_mib > 0
+    # message calls per move, split; the group table's staleness, from a replay
+    assert set(figures.per_move) == {"group", "turn", "other"}
+    assert figures.per_move["group"] > 0  # (a short window: the auction, in the groups)
+    assert 0 <= figures.staleness_p50 <= figures.staleness_p95 < 30
     text = report([figures], args)
     assert text.splitlines()[2].startswith("| 2 | ")
     assert "the echo alongside" in text and "nothing lost" in text

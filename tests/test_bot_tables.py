@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +71,35 @@ def test_patches_round_trip_and_merge() -> None:
 def test_unknown_fields_are_refused() -> None:
     with pytest.raises(TypeError):
         ui_patch({"rv": 3})  # the stored key is not a field name
+
+
+async def test_a_move_is_read_once(tg: Any, running_bot: Any, monkeypatch: Any) -> None:
+    """Each move reads the game once, in its own transaction: the redraw and the computer
+    that moves next use the row that transaction stored."""
+    from storage import repo
+    from tests.e2e.driver import cheap_policy, small_table
+
+    human = tg.add_user("Lettore", language_code="it")
+    await human.start_bot()
+    group = tg.add_group("Letture", [human])
+    table = await small_table(tg, running_bot, group, [human])
+    await human.send(group, "/inizia")
+    await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+    row, _ = await table.state()
+    reads = 0
+    original = repo.get_game
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reads
+        caller = sys._getframe(1).f_code.co_filename
+        reads += f"{os.sep}bot{os.sep}" in caller  # the bot's reads, not the harness's
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(repo, "get_game", counting)
+    await table.play(cheap_policy)
+    await running_bot.rt.outbox.drain(5)
+    monkeypatch.setattr(repo, "get_game", original)
+    moves = (await table.row()).version - row.version
+    assert moves > 40
+    # one read per move (its transaction), and a few for the end of the match
+    assert moves <= reads <= moves + 5, (reads, moves)

@@ -86,9 +86,8 @@ async def private_only_reply(
         return
     lang = await rt.chat_language(chat.id)
     url = f"https://t.me/{context.bot.username}"
-    reply(context, message,
-        tr(lang, key), reply_markup=kb.url_keyboard(tr(lang, "btn.open_private"), url)
-    )
+    markup = kb.url_keyboard(tr(lang, "btn.open_private"), url)
+    reply(context, message, tr(lang, key), reply_markup=markup)
 
 
 def is_anonymous(update: Update) -> bool:

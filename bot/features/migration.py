@@ -43,10 +43,11 @@ async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     message = update.effective_message
     if message is None:
         return
+    rt = rt_of(context)  # the redraws wait for the budgets: not in the handler
     if message.migrate_to_chat_id:
-        await migrate(rt_of(context), message.chat.id, message.migrate_to_chat_id)
+        rt.tables.background(migrate(rt, message.chat.id, message.migrate_to_chat_id))
     elif message.migrate_from_chat_id:
-        await migrate(rt_of(context), message.migrate_from_chat_id, message.chat.id)
+        rt.tables.background(migrate(rt, message.migrate_from_chat_id, message.chat.id))
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

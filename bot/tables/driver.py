@@ -43,6 +43,8 @@ STORAGE_NOTICE_SECONDS = 300.0
 #: After a restart, matches that ended this recently still get their final messages if
 #: the bot stopped before delivering them; older ones are left alone.
 FINISHED_REDRAW_SECONDS = 7 * 24 * 3600
+#: How long the start-up waits for the redraws of the games a restart found.
+RESUME_WAIT_SECONDS = 2.0
 
 
 class Tables:
@@ -329,12 +331,13 @@ class Tables:
         elif "kicked" in reason.lower() or "not a member" in reason.lower():
             self.background(self.chat_gone(chat_id))
 
-    def background(self, coro: Any) -> None:
+    def background(self, coro: Any) -> asyncio.Task[None]:
         """Run ``coro`` on its own (it may cancel the task that asked for it)."""
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         task.add_done_callback(_log_failure)
+        return task
 
     # ------------------------------------------------------------------ storage outages
 
@@ -469,8 +472,10 @@ class Tables:
         ``UiState.drawn`` is the last version whose messages were *delivered*: the games
         whose edits were queued or in flight when the process stopped are redrawn, and so
         are the matches that ended meanwhile (their last results and final scores). The
-        redraws run in the background, all games at once: updates are handled meanwhile.
-        Every chat is paced as if the process before had just used its budget."""
+        redraws run all at once, the start-up waits for them at most
+        :data:`RESUME_WAIT_SECONDS` (the rest goes on in the background while updates are
+        handled). Every chat is paced as if the process before had just used its budget."""
+        redraws: list[asyncio.Task[None]] = []
         for row in await repo.list_unfinished_games(self.service.db):
             for chat in self.layout.chats(row):
                 self.outbox.assume_recent_use(chat)
@@ -478,14 +483,17 @@ class Tables:
                 continue
             drawn = ui_of(row).drawn
             self.clock.note_shown(row.game_id, drawn)
-            self.background(self._resume(row.game_id, redraw=drawn != row.version))
+            redraws.append(self.background(self._resume(row.game_id,
+                                                         redraw=drawn != row.version)))
         since = self.service.db.now() - FINISHED_REDRAW_SECONDS
         for finished in await repo.list_finished_games(self.service.db, since):
             if ui_of(finished).drawn == finished.version:
                 continue
             # the last move was stored, its results (or the final scores) never delivered
             self.outbox.assume_recent_use(finished.chat_id)
-            self.background(self._resume(finished.game_id, redraw=True))
+            redraws.append(self.background(self._resume(finished.game_id, redraw=True)))
+        if redraws:
+            await asyncio.wait(redraws, timeout=RESUME_WAIT_SECONDS)
 
     async def _resume(self, game_id: int, *, redraw: bool) -> None:
         try:

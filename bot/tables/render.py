@@ -7,11 +7,13 @@ record (new message ids, posted results) that the driver saves as a UI patch.
 
 Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the buttons of the seat
 in turn go first (its private hand, or the table while the auction's keyboard is in the
-group), then the table, then the hands of players who cannot act. What a waiting player
-sees: their hand is *held and merged* while the others play (up to
-``private_lazy_seconds``, longer when Telegram's budget is busy), and always brought up
-to date at the end of each trick and when their turn comes (the current trick is then in
-their private message); the group table shows every move as it happens.
+group), then the table, then the hands of players who cannot act (when the bot's budget
+is short, these are the ones that wait, merged into one edit). What a waiting player
+sees: their hand is *held and merged* while the others play (during the auction up to
+``private_lazy_seconds``; in play until the trick ends), and always brought up to date at
+the end of each trick and when their turn comes (the current trick is then in their
+private message), and right after their own move; the group table shows every move as it
+happens.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ from game.events import (
 from storage import GameRow
 
 Result = SmazzataScored | BriscolaScored
+#: In play, the hand of a player who cannot act waits for the end of the trick (or their
+#: turn) — at most this many times ``private_lazy_seconds`` (a minute by default).
+HELD_FACTOR = 15.0
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
 
@@ -222,16 +227,20 @@ class Renderer:
                 markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             key = (row.game_id, seat.seat)
             pressable = bool(view.legal) and not seat.away
-            urgent = pressable or key in self._pressable
+            just_moved = not pressable and key in self._pressable
             if pressable:
                 self._pressable.add(key)
             else:
                 self._pressable.discard(key)
             mid = drawn.ui.hands.get(seat.seat)
-            if urgent:
+            if pressable:
                 priority, delay = Priority.TURN, 0.0
-            elif trick_over:
+            elif solo:  # alone, this message is the table too: never held
                 priority, delay = Priority.TABLE, 0.0
+            elif just_moved or trick_over:  # due now, after the turns and the tables
+                priority, delay = Priority.IDLE, 0.0
+            elif view.phase == "play":  # held until the trick ends or their turn comes
+                priority, delay = Priority.IDLE, self.private_lazy_seconds * HELD_FACTOR
             else:
                 priority, delay = Priority.IDLE, self.private_lazy_seconds
             if mid is None:
