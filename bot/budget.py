@@ -9,9 +9,9 @@
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
-  before the group tables, which go before the hands of players who cannot act. A table
-  that waited a few group intervals goes with the turns (when the turns alone fill the
-  budget, as at 200 busy tables, the groups would otherwise freeze).
+  before the group tables, which go before the hands of players who cannot act. Optionally
+  (``table_wait``, off by default: see ``bot.outbox.TABLE_WAIT_INTERVALS``) a table that
+  waited that long goes with the turns.
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
