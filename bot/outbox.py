@@ -58,10 +58,11 @@ _PACED: ContextVar[bool] = ContextVar("outbox_paced", default=False)
 COUNTED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup",
                      "editMessageCaption", "sendPhoto", "sendDocument"})
 #: A group table call that waited this many group pacing intervals in the global budget
-#: goes with the turns (0: never). Off: measured at 200 tables (27 calls/s for ~15 moves/s)
-#: 1 or 3 intervals made the next button p95 ~14 s (target 10 s), group staleness ~14 s;
-#: off, the next button p95 is ~1.3 s and the groups wait up to the window (~30 s).
-TABLE_WAIT_INTERVALS = 0.0
+#: takes one grant in three ahead of the turns (GlobalBudget.table_share). Without it the
+#: turns alone filled the budget at 50 busy tables and the groups froze (staleness p95
+#: 28 s); promoting such a table to the turns' rank instead made the 200-table next
+#: button p95 ~14 s (target 10 s).
+TABLE_WAIT_INTERVALS = 1.0
 #: Attempts of a send that fails with a network error (5xx, timeout, reset).
 SEND_ATTEMPTS = 3
 
