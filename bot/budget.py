@@ -9,9 +9,9 @@
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
-  before the group tables, which go before the hands of players who cannot act. A table
-  that waited a few group intervals goes with the turns (when the turns alone fill the
-  budget, as at 200 busy tables, the groups would otherwise freeze).
+  before the group tables, which go before the hands of players who cannot act. Optionally
+  (``table_wait``, off by default: see ``bot.outbox.TABLE_WAIT_INTERVALS``) a table that
+  waited that long goes with the turns.
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
@@ -92,12 +92,17 @@ class _Waiter:
 class GlobalBudget:
     """An even rate for the whole bot, granted by priority (see :class:`Priority`)."""
 
-    def __init__(self, rate: float, burst: float = 1.0, table_wait: float = 0.0) -> None:
+    def __init__(self, rate: float, burst: float = 1.0, table_wait: float = 0.0,
+                 table_share: int = 3) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.burst = max(1.0, burst)
-        #: A table call that waited this long goes with the turns (0: never): when the
-        #: turns alone fill the budget, every group still sees the game move.
+        #: A table call that waited ``table_wait`` seconds (0: never) takes one grant in
+        #: ``table_share`` ahead of the turns: when the turns alone fill the budget, the
+        #: groups still see the game move, and the turns keep the rest.
         self.table_wait = table_wait
+        self.table_share = max(2, table_share)
+        self._tables: deque[tuple[float, _Waiter]] = deque()
+        self._turns_in_a_row = 0
         self._next = 0.0
         self._heap: list[tuple[int, int, _Waiter]] = []
         self._seq = itertools.count()
@@ -133,8 +138,7 @@ class GlobalBudget:
         w.priority = min(w.priority, priority)
         heapq.heappush(self._heap, (w.priority, next(self._seq), w))
         if w.priority == Priority.TABLE and self.table_wait > 0:
-            asyncio.get_running_loop().call_later(self.table_wait, self.promote, w,
-                                                  Priority.TURN)
+            self._tables.append((now, w))
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
         try:
@@ -154,8 +158,26 @@ class GlobalBudget:
         """A granted call was not made."""
         self._next -= self.interval
 
+    def _aged_table(self, now: float) -> _Waiter | None:
+        """A table waiter whose turn has come (see ``table_share``), taken off the line."""
+        if self.table_wait <= 0 or self._turns_in_a_row < self.table_share - 1:
+            return None
+        while self._tables and (self._tables[0][1].future.done()
+                                or self._tables[0][1].priority != Priority.TABLE):
+            self._tables.popleft()
+        if self._tables and now - self._tables[0][0] >= self.table_wait:
+            return self._tables.popleft()[1]
+        return None
+
     async def _dispatch(self) -> None:
         while self._heap:
+            now = time.monotonic()
+            if self._free(now) and (aged := self._aged_table(now)) is not None:
+                self._take(now)
+                self._turns_in_a_row = 0
+                self.granted[Priority.TABLE] += 1
+                aged.future.set_result(None)
+                continue
             prio, _, w = self._heap[0]
             if w.future.done() or prio != w.priority:
                 heapq.heappop(self._heap)  # served, cancelled or promoted meanwhile
@@ -168,6 +190,7 @@ class GlobalBudget:
             heapq.heappop(self._heap)
             self._take(now)
             self.granted[min(prio, 2)] += 1
+            self._turns_in_a_row = self._turns_in_a_row + 1 if prio == Priority.TURN else 0
             w.future.set_result(None)
 
     def waiting(self) -> int:

@@ -288,3 +288,23 @@ def test_after_a_restart_a_chat_is_paced_as_if_its_budget_had_been_used() -> Non
     every = sorted(assumed + calls)
     worst = max(sum(1 for t in every if s <= t < s + 60 - 1e-6) for s in every)
     assert worst <= 18  # Telegram's rolling minute never sees more than the budget
+
+
+async def test_a_table_that_waited_takes_one_grant_in_three_ahead_of_the_turns() -> None:
+    from bot.budget import GlobalBudget, Priority
+
+    budget = GlobalBudget(100, table_wait=0.001, table_share=3)
+    await budget.acquire(Priority.TURN)  # busy for the next 10 ms
+    order: list[str] = []
+
+    async def call(name: str, priority: int) -> None:
+        await budget.acquire(priority)
+        order.append(name)
+
+    tasks = [asyncio.create_task(call("table", Priority.TABLE))]
+    await asyncio.sleep(0)
+    tasks += [asyncio.create_task(call(f"turn {i}", Priority.TURN)) for i in range(5)]
+    await asyncio.wait_for(asyncio.gather(*tasks), 2)
+    assert order[:3] == ["turn 0", "turn 1", "table"]  # not starved by the turns...
+    assert order[3:] == ["turn 2", "turn 3", "turn 4"]  # ...nor ahead of them all
+    await budget.close()
