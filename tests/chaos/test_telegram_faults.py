@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bench.sim import SimTable
+from bot.tables.state import ui_of
 from storage import repo
 from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
 from tests.chaos.conftest import Chaos
@@ -30,7 +31,22 @@ async def finish(chaos: Chaos, table: SimTable, seconds: float = 30) -> None:
     finished = await table.play(deadline=loop.time() + seconds, stall_after=2.5)
     if not finished:
         raise Stalled(f"the match stopped\n{chaos.tg.dump()}")
+    await final_posted(chaos, table, deadline=loop.time() + 15)
     await check_invariants(chaos, table)
+
+
+async def final_posted(chaos: Chaos, table: SimTable, deadline: float) -> None:
+    """Wait until the bot has posted the end of every match of the table: the move that
+    ends it is stored before its results and final message go out, paced like any group
+    message, and a match is finished for the players only once those arrive."""
+    loop = asyncio.get_running_loop()
+    while True:
+        rows = [await repo.get_game(chaos.db, game_id) for game_id in table.game_ids]
+        if all(row is not None and ui_of(row).over for row in rows):
+            return
+        if loop.time() > deadline:
+            raise Stalled(f"the end of the match was never posted\n{chaos.tg.dump()}")
+        await asyncio.sleep(0.1)
 
 
 async def check_invariants(chaos: Chaos, table: SimTable) -> None:
