@@ -652,11 +652,13 @@ class Game:
                 holder = self.socio if self.socio is not None else self.chiamante
                 assert holder is not None
                 self._emit(PartnerRevealed(holder, holder == self.chiamante))
-        winner_index = trick_winner_index(self.trick, self.trump)
-        winner = (self.leader + winner_index) % self.n
+        leader = self.leader
         cards = tuple(self.trick)
+        winner = (leader + trick_winner_index(cards, self.trump)) % self.n
         points = sum(map(CARD_POINTS.__getitem__, cards))
-        self._emit(TrickWon(self.trick_no, winner, self.leader, cards, points))
+        won = _new_tuple(TrickWon, (self.trick_no, winner, leader, cards, points, "trick_won"))
+        self._fold_trick_won(won)  # what _emit does, as for CardPlayed in _play
+        self.history.append(won)
         if self.stock:
             # R105, R120: the winner draws first, then the others in turn order.
             n = self.n
@@ -776,10 +778,11 @@ class Game:
         self.last_briscola = event
 
     def _fold_card_played(self, event: CardPlayed) -> None:
-        self.hands[event.seat].remove(event.card)
-        self.played_by[event.seat].append(event.card)
-        self.trick.append(event.card)
-        self._to_play = (event.seat + 1) % self.n
+        seat, card = event.seat, event.card
+        self.hands[seat].remove(card)
+        self.played_by[seat].append(card)
+        self.trick.append(card)
+        self._to_play = (seat + 1) % self.n
 
     def _fold_trick_won(self, event: TrickWon) -> None:
         self.tricks.append(event)
