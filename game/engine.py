@@ -195,6 +195,9 @@ class Game:
         self.trick_no = 0
         self.leader = 0
         self.trick: list[Card] = []
+        #: The seat whose card is due in the play, ``(leader + len(trick)) % n``, kept by
+        #: the fold (every action of the play asks for it several times).
+        self._to_play = 0
         #: R58 with follow_suit=on, R42 under a carichi (never in plain Briscola, R103).
         self.must_follow = False
         self.tricks: list[TrickWon] = []
@@ -240,7 +243,7 @@ class Game:
         """The seat that must act now (monte is out of turn, R17), or None when over."""
         phase = self._phase
         if phase is _PLAY:
-            return (self.leader + len(self.trick)) % self.n
+            return self._to_play
         if phase is _AUCTION:
             return self.turn
         if phase is _DECLARATION:
@@ -251,7 +254,7 @@ class Game:
         """Every action ``seat`` may take now (possibly none if it is not its turn)."""
         phase = self._phase
         if phase is _PLAY:
-            if seat != (self.leader + len(self.trick)) % self.n:
+            if seat != self._to_play:
                 return []
             hand = self.hands[seat]
             if self.must_follow and self.trick:
@@ -453,7 +456,7 @@ class Game:
     def _play_refusal(self, seat: int, card: Card) -> str | None:
         """R55, R58, R42 (and R103: plain Briscola never follows suit), in the play."""
         trick = self.trick
-        if seat != (self.leader + len(trick)) % self.n:
+        if seat != self._to_play:
             return "morto_plays_itself" if seat == self.morto else "not_your_turn"
         hand = self.hands[seat]
         if card not in hand:
@@ -507,18 +510,20 @@ class Game:
 
         On :class:`IllegalAction` the state is unchanged.
         """
-        if type(action) is PlayCard and self._phase is _PLAY and 0 <= seat < self.n:
+        if type(action) is PlayCard and self._phase is _PLAY and seat == self._to_play:
             # The hot path (40 of ~50 actions a smazzata): the same checks, fewer calls.
+            # Any other play (wrong seat, …) is refused by the generic path below.
             card = action.card
             reason = self._play_refusal(seat, card)
             if reason is not None:
                 raise IllegalAction(reason, action.code)
-            start = len(self.history)
+            history = self.history
+            start = len(history)
             self.actions.append((seat, action.code))
             self._play(seat, card)
-            if self.morto is not None:
+            if self._to_play == self.morto:
                 self._morto_plays()
-            return self.history[start:]
+            return history[start:]
         if action.id < 0 or not 0 <= seat < self.n:
             action = self.verify(seat, action)
         else:
@@ -528,14 +533,14 @@ class Game:
         start = len(self.history)
         self.actions.append((seat, action.code))
         _TRANSITIONS[type(action)](self, seat, action)
-        if self.morto is not None:
+        if self._to_play == self.morto:
             self._morto_plays()
         return self.history[start:]
 
     def _morto_plays(self) -> None:
         """R90, R113: while it is il morto's turn, it plays its first card in deal order."""
         morto = self.morto
-        while self._phase is _PLAY and (self.leader + len(self.trick)) % self.n == morto:
+        while self._phase is _PLAY and self._to_play == morto:
             self._play(morto, self.hands[morto][0], automatic=True)
 
     # ------------------------------------------------------------------ transitions
@@ -624,27 +629,36 @@ class Game:
         if not secret:
             self._emit(TrumpRevealed(suit, card))
 
+    def _buio_first_trick(self) -> bool:
+        """R53: the first trick of an al buio smazzata, before the suit is revealed."""
+        return self.trick_no == 0 and self.options.al_buio and not self.trump_public
+
     def _play(self, seat: int, card: Card, automatic: bool = False) -> None:
         played = _new_tuple(CardPlayed, (seat, card, self.trick_no, automatic, "card_played"))
         self._fold_card_played(played)  # what _emit does, without the table look-up
         self.history.append(played)
-        buio_first = self.trick_no == 0 and self.options.al_buio and not self.trump_public
-        if card == self.called_card and not buio_first:
+        if card == self.called_card and not self._buio_first_trick():
             self._emit(PartnerRevealed(seat, seat == self.chiamante))
-        if len(self.trick) < self.n:
-            return
-        if buio_first and self.trump is not None and self.called_card is not None:
+        if len(self.trick) == self.n:
+            self._end_trick()
+
+    def _end_trick(self) -> None:
+        """The last card of a trick is down: R53's reveals, the winner (R59), the draws
+        of plain Briscola (R105) and, after the last trick, the score."""
+        if self._buio_first_trick() and self.trump is not None and self.called_card is not None:
             # R53: suit first, then the socio, then the winner of trick 1.
             self._emit(TrumpRevealed(self.trump, self.called_card))
             if self.called_card in self.trick:
                 holder = self.socio if self.socio is not None else self.chiamante
                 assert holder is not None
                 self._emit(PartnerRevealed(holder, holder == self.chiamante))
-        winner_index = trick_winner_index(self.trick, self.trump)
-        winner = (self.leader + winner_index) % self.n
+        leader = self.leader
         cards = tuple(self.trick)
+        winner = (leader + trick_winner_index(cards, self.trump)) % self.n
         points = sum(map(CARD_POINTS.__getitem__, cards))
-        self._emit(TrickWon(self.trick_no, winner, self.leader, cards, points))
+        won = _new_tuple(TrickWon, (self.trick_no, winner, leader, cards, points, "trick_won"))
+        self._fold_trick_won(won)  # what _emit does, as for CardPlayed in _play
+        self.history.append(won)
         if self.stock:
             # R105, R120: the winner draws first, then the others in turn order.
             n = self.n
@@ -764,14 +778,16 @@ class Game:
         self.last_briscola = event
 
     def _fold_card_played(self, event: CardPlayed) -> None:
-        self.hands[event.seat].remove(event.card)
-        self.played_by[event.seat].append(event.card)
-        self.trick.append(event.card)
+        seat, card = event.seat, event.card
+        self.hands[seat].remove(card)
+        self.played_by[seat].append(card)
+        self.trick.append(card)
+        self._to_play = (seat + 1) % self.n
 
     def _fold_trick_won(self, event: TrickWon) -> None:
         self.tricks.append(event)
         self.captured[event.seat] += event.points
-        self.leader = event.seat
+        self.leader = self._to_play = event.seat
         self.trick = []
         self.trick_no += 1
 
@@ -793,7 +809,7 @@ class Game:
         self.dealer = event.dealer
         self.dealt_hands = event.hands
         self.hands = [list(h) for h in event.hands]
-        self.leader = (event.dealer + 1) % self.n
+        self.leader = self._to_play = (event.dealer + 1) % self.n
         if self.morto is not None:
             # R89, R114: il morto has passed before the auction; the first human after
             # the dealer speaks first.
@@ -808,7 +824,7 @@ class Game:
         self.contract = event.contract
         self.contract_rank = event.rank
         self.contract_points = event.points
-        self.leader = (self.dealer + 1) % self.n
+        self.leader = self._to_play = (self.dealer + 1) % self.n
         self.must_follow = self.rules.follow_suit or event.contract == "carichi"
         self._phase = _PLAY if event.contract == "carichi" else _DECLARATION
 
