@@ -198,14 +198,17 @@ def _trick_lines(lang: str, style: str, view: View, names: Sequence[str]) -> lis
     lines: list[str] = []
     if view.current_trick:
         lines.append(tr(lang, "table.trick", n=view.trick_no + 1, of=_tricks_total(view)))
-        for seat, card in view.current_trick:
-            lines.append(f"  {_name(names, seat)}: {card_label(style, card)}")
+        plays = view.current_trick
     elif view.tricks:
         last = view.tricks[-1]
         lines.append(tr(lang, "table.last_trick", n=last.trick + 1, name=_name(names, last.winner)))
-        lines.append(
-            "  " + "  ".join(f"{card_label(style, c)}" for _, c in last.plays)
-        )
+        plays = last.plays
+    else:
+        return lines
+    # Who played what, in the trick just taken too: the group's edits are paced, so a
+    # whole trick may pass between two of them (il morto's automatic plays included).
+    for seat, card in plays:
+        lines.append(f"  {_name(names, seat)}: {card_label(style, card)}")
     return lines
 
 
