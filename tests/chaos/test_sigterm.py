@@ -18,15 +18,26 @@ from bench.sim import BotProcess, World, open_reader
 from bot.__main__ import STOP_SECONDS
 from sandbox.fakeapi import FakeTelegram
 from tests.chaos.checks import check_acknowledged, replay
+from tests.conftest import WEBHOOK_SECRET, free_port
 
 #: What a container manager allows (docker stop's default grace period).
 BOUND = 10.0
 
 
-@pytest.mark.parametrize("network", ["refused", "silent"])
-async def test_sigterm_exits_in_time_and_keeps_every_move(tmp_path: Path, network: str) -> None:
+@pytest.mark.parametrize(
+    ("network", "delivery"),
+    [("refused", "polling"), ("silent", "polling"), ("silent", "webhook")],
+)
+async def test_sigterm_exits_in_time_and_keeps_every_move(
+    tmp_path: Path, network: str, delivery: str
+) -> None:
+    env = {"GROUP_MESSAGES_PER_MINUTE": "1000"}
+    if delivery == "webhook":
+        port = free_port()
+        env.update(WEBHOOK_URL=f"http://127.0.0.1:{port}/hook", WEBHOOK_SECRET=WEBHOOK_SECRET,
+                   WEBHOOK_LISTEN="127.0.0.1", WEBHOOK_PORT=str(port))
     async with FakeTelegram(flood=False) as tg:
-        bot = BotProcess(tg, tmp_path, env={"GROUP_MESSAGES_PER_MINUTE": "1000"})
+        bot = BotProcess(tg, tmp_path, env=env)
         await bot.start()
         reader = await open_reader(bot.db_path)
         try:
@@ -41,6 +52,7 @@ async def test_sigterm_exits_in_time_and_keeps_every_move(tmp_path: Path, networ
             if network == "refused":
                 await tg.stop()
             else:  # every call, getUpdates included, is held far longer than the bound
+                # (in webhook mode the updates still arrive, their answers hang)
                 tg.inject(None, "timeout", count=10_000, hold=120)
                 tg.inject("getUpdates", "timeout", count=10_000, hold=120)
             await asyncio.sleep(0.5)  # the bot notices (its long poll and edits fail/hang)
@@ -53,7 +65,7 @@ async def test_sigterm_exits_in_time_and_keeps_every_move(tmp_path: Path, networ
                 pytest.fail(f"still running {BOUND} s after SIGTERM:\n{bot.log_tail()}")
             took = loop.time() - started
             log = bot.log_text()
-            print(f"\n{network}: exit {bot.proc.returncode} after {took:.1f} s")
+            print(f"\n{network}/{delivery}: exit {bot.proc.returncode} after {took:.1f} s")
             assert took <= STOP_SECONDS + 1.0, log
             assert "SIGTERM: stopping" in log
 

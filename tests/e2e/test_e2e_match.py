@@ -246,10 +246,11 @@ def buio_policy(view: View, rng: random.Random) -> str:
     return rng.choice(legal)
 
 
-async def test_monte_al_buio_in_mano(tg: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("delivery", ["polling", "webhook"])
+async def test_monte_al_buio_in_mano(tg: Any, tmp_path: Path, delivery: str) -> None:
     from game import TableOptions
 
-    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    bot = await make_bot(tg, tmp_path / "bot.db", webhook=delivery == "webhook").start()
     try:
         users = make_users(tg)
         table = await open_table(tg, bot, users, deep_link_user=3)
