@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 from game import Game, TableOptions, parse_action, parse_card
 from game.events import Event
+from game.scoring import ContractScore, score_contract
 
 #: The on/off table options; ALL_COMBINATIONS is every one of their 128 combinations.
 BOOLEAN_OPTIONS = (
@@ -23,6 +27,26 @@ ALL_COMBINATIONS = [
     dict(zip(BOOLEAN_OPTIONS, values, strict=True))
     for values in itertools.product((False, True), repeat=len(BOOLEAN_OPTIONS))
 ]
+
+
+#: Every case of tests/data/scoring_vectors.json (5 and 6 seats).
+SCORING_VECTORS: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parent.parent / "data" / "scoring_vectors.json").read_text()
+)
+
+
+def score_vector(case: dict[str, Any]) -> ContractScore:
+    """Score one case of the scoring vectors through the core's formula."""
+    options = case["options"]
+    return score_contract(
+        kind=case["bid"]["kind"],
+        points=case["bid"]["points"],
+        in_mano=case["in_mano"],
+        caller_points=case["caller_team_points"],
+        players=options["players"],
+        tie_goes_to_caller=options["tie_goes_to_caller"],
+        cappotto=options["cappotto"],
+    )
 
 
 def cards(text: str) -> list[int]:

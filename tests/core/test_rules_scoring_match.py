@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
 import pytest
 
@@ -18,23 +16,15 @@ from game.scoring import (
     score_contract,
     seat_deltas,
 )
-from tests.core.helpers import act, deal, play_out, run
+from tests.core.helpers import SCORING_VECTORS, act, deal, play_out, run, score_vector
 
-VECTORS = json.loads((Path(__file__).parent.parent / "data" / "scoring_vectors.json").read_text())
+VECTORS = SCORING_VECTORS
 
 
 @pytest.mark.parametrize("case", VECTORS, ids=[case["name"] for case in VECTORS])
 def test_scoring_vectors(case: dict) -> None:
     options = case["options"]
-    result = score_contract(
-        kind=case["bid"]["kind"],
-        points=case["bid"]["points"],
-        in_mano=case["in_mano"],
-        caller_points=case["caller_team_points"],
-        players=options["players"],
-        tie_goes_to_caller=options["tie_goes_to_caller"],
-        cappotto=options["cappotto"],
-    )
+    result = score_vector(case)
     expected = case["expected"]
     assert (result.chiamante, result.socio, result.each_opponent) == (
         expected["chiamante"],

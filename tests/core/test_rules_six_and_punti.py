@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
 import pytest
 
@@ -14,10 +12,18 @@ from game.engine import obbligato_ranks
 from game.events import AuctionWon, SmazzataScored, SuitDeclared, TrumpRevealed
 from game.options import Ruleset
 from game.scoring import score_contract, seat_deltas
-from tests.core.helpers import act, cards, codes, deal_variant, play_out, run
+from tests.core.helpers import (
+    SCORING_VECTORS,
+    act,
+    cards,
+    codes,
+    deal_variant,
+    play_out,
+    run,
+    score_vector,
+)
 
-VECTORS = json.loads((Path(__file__).parent.parent / "data" / "scoring_vectors.json").read_text())
-SIX_SEAT_CASES = [case for case in VECTORS if case["options"]["players"] == 6]
+SIX_SEAT_CASES = [case for case in SCORING_VECTORS if case["options"]["players"] == 6]
 
 
 def six(fixed=None, dealer=0, **options) -> Game:
@@ -107,16 +113,7 @@ def test_R96_calling_side_two_against_four_solo_against_five() -> None:
 
 @pytest.mark.parametrize("case", SIX_SEAT_CASES, ids=[c["name"] for c in SIX_SEAT_CASES])
 def test_R97_six_seat_scoring_vectors_spread_over_the_table(case: dict) -> None:
-    options = case["options"]
-    result = score_contract(
-        kind=case["bid"]["kind"],
-        points=case["bid"]["points"],
-        in_mano=case["in_mano"],
-        caller_points=case["caller_team_points"],
-        players=6,
-        tie_goes_to_caller=options["tie_goes_to_caller"],
-        cappotto=options["cappotto"],
-    )
+    result = score_vector(case)
     expected = case["expected"]
     socio = None if expected["socio"] is None else 4
     deltas = seat_deltas(result, 6, 1, socio)
