@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from game import Game, TableOptions, parse_action, parse_card
+from game import ACTIONS, Game, IllegalAction, TableOptions, parse_action, parse_card
 from game.events import Event
 from game.scoring import ContractScore, score_contract
 
@@ -47,6 +47,21 @@ def score_vector(case: dict[str, Any]) -> ContractScore:
         tie_goes_to_caller=options["tie_goes_to_caller"],
         cappotto=options["cappotto"],
     )
+
+
+def check_legality(game: Game, rng: random.Random, sample: int | None) -> None:
+    """Every legal action verifies; every other action is refused with a code. ``sample``
+    actions drawn at random per seat, or all of them (None)."""
+    for seat in range(game.n):
+        legal = {a.code for a in game.legal_actions(seat)}
+        candidates = ACTIONS if sample is None else rng.sample(ACTIONS, sample)
+        for action in candidates:
+            try:
+                game.verify(seat, action)
+            except IllegalAction as error:
+                assert action.code not in legal, (seat, action.code, error.code)
+            else:
+                assert action.code in legal, (seat, action.code)
 
 
 def cards(text: str) -> list[int]:

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game import ACTIONS, Game, IllegalAction, TableOptions
+from game import Game, TableOptions
 from game.cards import CARD_POINTS
 from game.events import (
     BriscolaScored,
@@ -27,7 +27,7 @@ from game.events import (
     TrickWon,
 )
 from game.scoring import score_contract
-from tests.core.helpers import BOOLEAN_OPTIONS, VARIANTS
+from tests.core.helpers import BOOLEAN_OPTIONS, VARIANTS, check_legality
 from tests.core.test_properties import oracle_winner
 
 #: Chiamata option combinations worth crossing with the table sizes (a sample of the
@@ -159,15 +159,7 @@ def play(options: TableOptions, seed: int, *, views: bool, json: bool, legality:
         if views:
             check_views(game)
         if legality:
-            for seat in range(game.n):
-                legal = {a.code for a in game.legal_actions(seat)}
-                for action in rng.sample(ACTIONS, 30):
-                    try:
-                        game.verify(seat, action)
-                    except IllegalAction:
-                        assert action.code not in legal
-                    else:
-                        assert action.code in legal
+            check_legality(game, rng, sample=30)
         seat, action = random_move(game, rng)
         if json:
             restored = Game.from_json(game.to_json())
