@@ -42,7 +42,7 @@ async def on_keyboard_step(update: Update, context: ContextTypes.DEFAULT_TYPE) -
             raise Refused("alert.not_seated")
         if data.version != row.version:
             raise Refused("alert.stale")
-        private = query.message.chat.id > 0
+        private = is_private_chat(query.message.chat.id)
         if game.current_seat() != seat.seat and not (private and data.kind == "q"):
             raise Refused("alert.not_your_turn")
         if data.kind in ("q", "p") and not offered(game, seat.seat, data):

@@ -25,6 +25,7 @@ from bot import players
 from bot.config import Settings
 from bot.i18n import tr
 from bot.outbox import Outbox, backoff
+from bot.prefs import is_private_chat
 from bot.render import texts
 from bot.service import AfkChange, Applied, GameService, Refused, result_from_json
 from bot.tables.clock import TurnClock
@@ -326,7 +327,7 @@ class Tables:
 
     async def forbidden(self, chat_id: int, reason: str) -> None:
         """A 403 from Telegram: a user blocked the bot, or the bot left a group."""
-        if chat_id > 0:
+        if is_private_chat(chat_id):
             await self.private_forbidden(chat_id)
         elif "kicked" in reason.lower() or "not a member" in reason.lower():
             self.background(self.chat_gone(chat_id))
