@@ -135,20 +135,28 @@ def sort_hand(cards: list[Card] | tuple[Card, ...]) -> list[Card]:
     return sorted(cards)
 
 
-def trick_winner_index(cards: list[Card] | tuple[Card, ...], trump: int | None) -> int:
-    """Index of the winning card of a trick (R59). ``trump`` is a suit or ``None``.
+def _beats(card: Card, best: Card, trump: int | None) -> bool:
+    """R59: ``card`` takes the trick from ``best``: a stronger card of the same suit, or a
+    briscola on a card of another suit. A lower rank value is a stronger card (R2)."""
+    if card // 10 == best // 10:
+        return card % 10 < best % 10
+    return card // 10 == trump
 
-    Because a lower rank value is a stronger card, "higher by R2" is a smaller ``rank``.
-    """
+
+#: _BEATS[trump][best * 40 + card]: :func:`_beats` for every pair, trump 0-3 or None (4).
+_BEATS: tuple[tuple[bool, ...], ...] = tuple(
+    tuple(_beats(card, best, trump) for best in range(40) for card in range(40))
+    for trump in (0, 1, 2, 3, None)
+)
+
+
+def trick_winner_index(cards: list[Card] | tuple[Card, ...], trump: int | None) -> int:
+    """Index of the winning card of a trick (R59). ``trump`` is a suit or ``None``."""
+    beats = _BEATS[4 if trump is None else trump]
     best = 0
     best_card = cards[0]
     for i in range(1, len(cards)):
         card = cards[i]
-        card_suit = card // 10
-        best_suit = best_card // 10
-        if card_suit == best_suit:
-            if card % 10 < best_card % 10:
-                best, best_card = i, card
-        elif card_suit == trump:
+        if beats[best_card * 40 + card]:
             best, best_card = i, card
     return best

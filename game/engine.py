@@ -30,6 +30,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from enum import StrEnum
+from operator import add
 from typing import Any, cast
 
 from game.actions import (
@@ -98,6 +99,7 @@ _DUE = int(Rank.DUE)
 _new_tuple = tuple.__new__  # builds a NamedTuple event without its Python-level __new__
 #: Calls that put the auction "at points" (R21, R44): the next call must name more.
 _AT_POINTS = frozenset({BidTwo, BidObbligato, BidPoints})
+_POINT_CALL_TYPES = (BidTwo, BidObbligato, BidPoints)
 #: Every call of the auction (R20, R44): pass and the bids.
 _CALLS = frozenset({Pass, BidRank, BidTwo, BidObbligato, BidCarichi, BidPoints})
 
@@ -132,6 +134,64 @@ def obbligato_ranks(hand: Sequence[Card], order: Sequence[Rank]) -> dict[int, li
 
 class Game:
     """A match of any game of the rules. Build with :meth:`new` or :meth:`from_json`."""
+
+    # Slots: the engine reads and writes its ~50 attributes at every step, and an instance
+    # dict that large loses CPython's fast attribute access (shared keys stop at 30).
+    __slots__ = (
+        "_low_points",
+        "_match_end",
+        "_obbligato_cache",
+        "_obbligato_rows",
+        "_open_ranks",
+        "_phase",
+        "_ranks_below",
+        "_to_play",
+        "actions",
+        "any_bid",
+        "bidder",
+        "bids",
+        "called_card",
+        "captured",
+        "chiamante",
+        "contract",
+        "contract_points",
+        "contract_rank",
+        "current_bid",
+        "dealer",
+        "dealt_hands",
+        "face_up",
+        "face_up_holder",
+        "final",
+        "hand_plays",
+        "hands",
+        "history",
+        "in_mano",
+        "last_briscola",
+        "last_score",
+        "leader",
+        "morto",
+        "must_follow",
+        "n",
+        "options",
+        "partner_revealed",
+        "passed",
+        "played_by",
+        "rng",
+        "rules",
+        "scored_count",
+        "side_of",
+        "smazzata_index",
+        "socio",
+        "stock",
+        "totals",
+        "trick",
+        "trick_no",
+        "tricks",
+        "trump",
+        "trump_public",
+        "turn",
+        "wins",
+    )
 
     # ------------------------------------------------------------------ construction
 
@@ -170,11 +230,16 @@ class Game:
         self._phase = _AUCTION
         self.last_score: SmazzataScored | None = None
         self.final: MatchOver | None = None
+        #: R80/R81 parsed once (the options are fixed for the match).
+        self._match_end = (options.match_end_kind, options.match_end_n)
         self._reset_smazzata()
 
     def _reset_smazzata(self) -> None:
         n = self.n
         self.hands: list[list[Card]] = [[] for _ in range(n)]
+        #: ``PLAY[c]`` for each card of ``hands[s]``, in the same order, kept by the fold:
+        #: the legal plays are a copy of it (the play asks for them ~40 times a smazzata).
+        self.hand_plays: list[list[Action]] = [[] for _ in range(n)]
         self.dealt_hands: tuple[tuple[Card, ...], ...] = ()
         self.passed = [False] * n
         self.bids: list[tuple[int, str]] = []  # public auction log: (seat, code), "P" for pass
@@ -204,6 +269,11 @@ class Game:
         self.captured = [0] * n
         self.played_by: list[list[Card]] = [[] for _ in range(n)]
         self._obbligato_cache: dict[int, dict[int, list[int]]] = {}
+        self._obbligato_rows: dict[int, tuple[tuple[Action, ...], ...]] = {}
+        #: The lowest N a point call may name (R21, R44) and the rank calls still open
+        #: (R20 b): both follow from the current call, kept by the fold of BidMade.
+        self._low_points = MIN_POINTS
+        self._open_ranks: tuple[Action, ...] = () if self.options.a_punti else self._ranks_below[0]
         # plain Briscola
         self.stock: list[Card] = []
         self.face_up: Card | None = None
@@ -251,7 +321,12 @@ class Game:
         return None
 
     def legal_actions(self, seat: int) -> list[Action]:
-        """Every action ``seat`` may take now (possibly none if it is not its turn)."""
+        """Every action ``seat`` may take now (possibly none if it is not its turn).
+
+        In the auction and the declaration they come in :data:`~game.actions.ACTIONS`
+        order (ascending ``id``, as OpenSpiel lists them), so each kind of call is one
+        contiguous run; in the play, in the order of the hand.
+        """
         phase = self._phase
         if phase is _PLAY:
             if seat != self._to_play:
@@ -262,7 +337,7 @@ class Game:
                 follow = [PLAY[c] for c in hand if c // 10 == led]
                 if follow:
                     return follow
-            return list(map(PLAY.__getitem__, hand))
+            return self.hand_plays[seat].copy()
         if phase is _AUCTION:
             return self._auction_actions(seat)
         if phase is _DECLARATION:
@@ -288,8 +363,7 @@ class Game:
         """
         if self._phase is not _AUCTION:
             return None
-        bid = self.current_bid
-        low = bid.points + 1 if type(bid) in _AT_POINTS else MIN_POINTS  # type: ignore[union-attr]
+        low = self._low_points
         return low if low <= MAX_POINTS else None
 
     def public_calls(self) -> list[Action]:
@@ -310,15 +384,8 @@ class Game:
 
     def _callable_ranks(self) -> tuple[Action, ...]:
         """Rank calls below the current call, before R30 (empty once at "2 a N", and
-        always under a punti, R44)."""
-        bid = self.current_bid
-        if self.options.a_punti:
-            return ()
-        if bid is None:
-            return self._ranks_below[0]
-        if type(bid) is BidRank and not self.options.a_punti:
-            return self._ranks_below[int(bid.rank) + 1]
-        return ()
+        always under a punti, R44); kept by the fold."""
+        return self._open_ranks
 
     def _obbligato_of(self, seat: int) -> dict[int, list[int]]:
         """R34 for ``seat``'s hand, computed once a deal: hands do not change before
@@ -329,35 +396,44 @@ class Game:
             self._obbligato_cache[seat] = cached
         return cached
 
+    def _obbligato_calls(self, seat: int) -> tuple[tuple[Action, ...], ...]:
+        """The rows of :data:`OBBLIGATO_BIDS` ``seat`` may call (R35), weakest rank
+        first, once a deal like :meth:`_obbligato_of`."""
+        cached = self._obbligato_rows.get(seat)
+        if cached is None:
+            cached = tuple(OBBLIGATO_BIDS[rank] for rank in sorted(self._obbligato_of(seat)))
+            self._obbligato_rows[seat] = cached
+        return cached
+
     def _auction_actions(self, seat: int) -> list[Action]:
-        result: list[Action] = []
-        if seat == self.turn and self.options.a_punti:
-            result.append(PASS)
-            low = self.min_call_points()
-            if low is not None:
-                result.extend(POINT_BIDS[low:])
-            if self.options.a_carichi:
-                result.append(CARICHI)
-        elif seat == self.turn:
-            result.append(PASS)
-            in_mano = self.options.in_mano
-            if in_mano:
-                result.extend(self._callable_ranks())
-            else:
-                for action in self._callable_ranks():
-                    if self._may_call_rank(seat, int(cast(BidRank, action).rank)):
-                        result.append(action)
-            low = self.min_call_points()
-            if low is not None:
-                if in_mano or self._may_call_rank(seat, _DUE):
-                    result.extend(TWO_BIDS[low:])
-                if self.options.chiamata_obbligata:
-                    for obbligato_rank in sorted(self._obbligato_of(seat)):
-                        result.extend(OBBLIGATO_BIDS[obbligato_rank][low:])
-            if self.options.a_carichi:
-                result.append(CARICHI)
-        if self._monte_allowed(seat):
-            result.append(MONTE)
+        """The calls of ``seat`` now, in :data:`~game.actions.ACTIONS` order (as OpenSpiel
+        lists legal actions): pass, monte, a carichi, ranks, "2 a N", obbligato (or a
+        punti's point calls)."""
+        monte = self._monte_allowed(seat)
+        if seat != self.turn:
+            return [MONTE] if monte else []
+        options = self.options
+        low = self._low_points
+        result: list[Action] = [PASS, MONTE] if monte else [PASS]
+        if options.a_carichi:
+            result.append(CARICHI)
+        if options.a_punti:
+            if low <= MAX_POINTS:
+                result += POINT_BIDS[low:]
+            return result
+        in_mano = options.in_mano
+        if in_mano:
+            result += self._open_ranks
+        else:
+            for action in self._open_ranks:
+                if self._may_call_rank(seat, int(cast(BidRank, action).rank)):
+                    result.append(action)
+        if low <= MAX_POINTS:
+            if in_mano or self._may_call_rank(seat, _DUE):
+                result += TWO_BIDS[low:]
+            if options.chiamata_obbligata:
+                for row in self._obbligato_calls(seat):
+                    result += row[low:]
         return result
 
     def _may_call_rank(self, seat: int, rank: int) -> bool:
@@ -468,41 +544,36 @@ class Game:
         return None
 
     def _bid_refusal(self, seat: int, action: Action) -> str | None:
-        current = self.current_bid
-        at_two = isinstance(current, BidTwo | BidObbligato)
-        if isinstance(action, Pass):
+        kind = type(action)
+        if kind is Pass:
             return None
-        if isinstance(action, BidCarichi):
+        if kind is BidCarichi:
             return None if self.options.a_carichi else "option_disabled"
-        if isinstance(action, BidPoints) != self.options.a_punti:
+        if (kind is BidPoints) != self.options.a_punti:
             return "option_disabled"  # R44: a punti has point calls and nothing else
-        if isinstance(action, BidPoints):
-            if not MIN_POINTS <= action.points <= MAX_POINTS:
-                return "points_out_of_range"
-            if isinstance(current, BidPoints) and action.points <= current.points:
-                return "points_too_low"
-            return None
-        if isinstance(action, BidRank):
+        if kind is BidRank:
+            assert isinstance(action, BidRank)
             if action.rank not in self.rules.bid_ranks:
                 return "rank_not_in_game"
-            if at_two:
+            current = self.current_bid
+            if type(current) in _AT_POINTS:
                 return "rank_at_two_level"
             if isinstance(current, BidRank) and int(action.rank) <= int(current.rank):
                 return "rank_not_lower"
             return None if self._may_call_rank(seat, int(action.rank)) else "holds_all_four"
-        assert isinstance(action, BidTwo | BidObbligato)
-        if isinstance(action, BidObbligato) and not self.options.chiamata_obbligata:
+        # A point call: "2 a N", "R obbligato a N" (R21) or a punti's "N" (R44).
+        assert isinstance(action, _POINT_CALL_TYPES)
+        if kind is BidObbligato and not self.options.chiamata_obbligata:
             return "option_disabled"
         if not MIN_POINTS <= action.points <= MAX_POINTS:
             return "points_out_of_range"
-        if (
-            at_two
-            and isinstance(current, BidTwo | BidObbligato)
-            and action.points <= current.points
-        ):
+        if action.points < self._low_points:
             return "points_too_low"
-        if isinstance(action, BidTwo):
+        if kind is BidTwo:
             return None if self._may_call_rank(seat, _DUE) else "holds_all_four"
+        if kind is BidPoints:
+            return None
+        assert isinstance(action, BidObbligato)
         return None if int(action.rank) in self._obbligato_of(seat) else "not_obbligato_rank"
 
     def apply(self, seat: int, action: Action) -> list[Event]:
@@ -560,9 +631,6 @@ class Game:
         self._emit(MonteDeclared(seat))
         self._void("monte")
 
-    def _pass_action(self, seat: int, action: Action) -> None:
-        self._pass(seat)
-
     def _deal(self, dealer: int) -> None:
         deck = list(self.rules.deck)
         self.rng.shuffle(deck)
@@ -591,7 +659,7 @@ class Game:
         self._emit(DealVoided("monte" if reason == "monte" else "all_passed"))
         self._deal(self.next_dealer())
 
-    def _pass(self, seat: int) -> None:
+    def _pass(self, seat: int, action: Action = PASS) -> None:
         self._emit(Passed(seat))
         active = self.passed.count(False)
         if not active:
@@ -645,7 +713,12 @@ class Game:
     def _end_trick(self) -> None:
         """The last card of a trick is down: R53's reveals, the winner (R59), the draws
         of plain Briscola (R105) and, after the last trick, the score."""
-        if self._buio_first_trick() and self.trump is not None and self.called_card is not None:
+        if (
+            self.trick_no == 0
+            and self._buio_first_trick()
+            and self.trump is not None
+            and self.called_card is not None
+        ):
             # R53: suit first, then the socio, then the winner of trick 1.
             self._emit(TrumpRevealed(self.trump, self.called_card))
             if self.called_card in self.trick:
@@ -687,7 +760,7 @@ class Game:
             cappotto=self.options.cappotto,
         )
         deltas = seat_deltas(result, self.n, chiamante, socio, self.morto)
-        totals = tuple(t + d for t, d in zip(self.totals, deltas, strict=True))
+        totals = tuple(map(add, self.totals, deltas))  # both have a value per seat
         self._emit(
             SmazzataScored(
                 smazzata=self.smazzata_index,
@@ -738,8 +811,8 @@ class Game:
             self._deal(self.next_dealer())
 
     def _match_should_end(self) -> bool:
-        limit = self.options.match_end_n
-        if self.options.match_end_kind == "hands":
+        kind, limit = self._match_end
+        if kind == "hands":
             return self.scored_count >= limit
         return max(self.totals) >= limit
 
@@ -765,8 +838,10 @@ class Game:
 
     def _fold_cards_drawn(self, event: CardsDrawn) -> None:
         hands = self.hands
+        plays = self.hand_plays
         for seat, card in event.draws:
             hands[seat].append(card)
+            plays[seat].append(PLAY[card])
             if card == self.face_up:
                 self.face_up_holder = seat
         del self.stock[: len(event.draws)]
@@ -779,7 +854,10 @@ class Game:
 
     def _fold_card_played(self, event: CardPlayed) -> None:
         seat, card = event.seat, event.card
-        self.hands[seat].remove(card)
+        hand = self.hands[seat]
+        index = hand.index(card)
+        del hand[index]
+        del self.hand_plays[seat][index]
         self.played_by[seat].append(card)
         self.trick.append(card)
         self._to_play = (seat + 1) % self.n
@@ -793,7 +871,13 @@ class Game:
 
     def _fold_bid(self, event: BidMade) -> None:
         self.bids.append((event.seat, event.code))
-        self.current_bid = parse_action(event.code)
+        self.current_bid = bid = parse_action(event.code)
+        bid_type = type(bid)
+        if bid_type is BidRank:
+            self._open_ranks = self._ranks_below[int(cast(BidRank, bid).rank) + 1]
+        elif bid_type in _AT_POINTS:
+            self._low_points = cast(BidTwo, bid).points + 1
+            self._open_ranks = ()
         self.bidder = event.seat
         self.any_bid = True
         self._advance_turn(event.seat)
@@ -809,6 +893,7 @@ class Game:
         self.dealer = event.dealer
         self.dealt_hands = event.hands
         self.hands = [list(h) for h in event.hands]
+        self.hand_plays = [[PLAY[c] for c in h] for h in event.hands]
         self.leader = self._to_play = (event.dealer + 1) % self.n
         if self.morto is not None:
             # R89, R114: il morto has passed before the auction; the first human after
@@ -977,13 +1062,15 @@ class Game:
     def clone(self) -> Game:
         """An independent copy (sharing the immutable events), e.g. for search players."""
         other = Game.__new__(Game)
-        other.__dict__.update(self.__dict__)
+        for name in Game.__slots__:
+            setattr(other, name, getattr(self, name))
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
         other.history = list(self.history)
         other.actions = list(self.actions)
         other.totals = list(self.totals)
         other.hands = [list(h) for h in self.hands]
+        other.hand_plays = [list(h) for h in self.hand_plays]
         other.passed = list(self.passed)
         other.bids = list(self.bids)
         other.trick = list(self.trick)
@@ -1029,7 +1116,7 @@ _TRANSITIONS: dict[type, Callable[[Game, int, Action], None]] = {
     DeclareCard: Game._declare_action,
     BidPoints: Game._bid,
     Monte: Game._monte_action,
-    Pass: Game._pass_action,
+    Pass: Game._pass,
     BidRank: Game._bid,
     BidTwo: Game._bid,
     BidObbligato: Game._bid,

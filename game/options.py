@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -134,13 +135,15 @@ class Ruleset:
         """The rule data of the options (every value of §1 is supported)."""
         if options.game == "briscola":
             return _briscola_rules(options.players)
-        return _chiamata_rules(options)
+        return _chiamata_rules(options.players, options.follow_suit)
 
 
-def _chiamata_rules(options: TableOptions) -> Ruleset:
-    has_morto = options.players == 4
-    seats = 5 if has_morto else options.players
-    removed = (Rank.QUATTRO,) if options.players == 6 else ()
+# Both builders are cached: a Ruleset is immutable and a simulator starts many matches.
+@cache
+def _chiamata_rules(players: int, follow_suit: bool) -> Ruleset:
+    has_morto = players == 4
+    seats = 5 if has_morto else players
+    removed = (Rank.QUATTRO,) if players == 6 else ()
     ranks = tuple(r for r in Rank if r not in removed)
     deck = tuple(c for c in range(40) if Rank(c % 10) not in removed)
     hand = len(deck) // seats
@@ -156,7 +159,7 @@ def _chiamata_rules(options: TableOptions) -> Ruleset:
         bid_ranks=tuple(r for r in ranks if r != Rank.DUE),
         obbligato_order=tuple(reversed(ranks)),
         sides=(),
-        follow_suit=options.follow_suit,
+        follow_suit=follow_suit,
         scoring="contract",
         smazzata_winner="majority",
     )
@@ -166,6 +169,7 @@ def _chiamata_rules(options: TableOptions) -> Ruleset:
 _TWO_OF_BASTONI = 3 * 10 + int(Rank.DUE)
 
 
+@cache
 def _briscola_rules(players: int) -> Ruleset:
     deck = tuple(c for c in range(40) if not (players == 3 and c == _TWO_OF_BASTONI))
     sides = ((0, 2), (1, 3)) if players == 4 else tuple((s,) for s in range(players))

@@ -81,11 +81,16 @@ def pick(rng: random.Random, legal: list[Action]) -> Action:
     # matters when the chooser runs at every step of a speed measurement.
     if len(legal) <= 8 or type(legal[0]) is PlayCard:
         return legal[int(rng.random() * len(legal))]
-    # legal_actions lists each kind in one contiguous run: binary-search each run's end.
+    # legal_actions lists each kind in one contiguous run: gallop, then binary-search, to
+    # each run's end (most runs are short: pass, monte, a carichi, the ranks).
     starts = [0]
     size = len(legal)
     while (low := starts[-1]) < size:
-        kind_type, high = type(legal[low]), size
+        kind_type, step, high = type(legal[low]), 1, low + 1
+        while high < size and type(legal[high]) is kind_type:
+            low, step = high, step * 2
+            high = low + step
+        high = min(high, size)
         low += 1
         while low < high:
             middle = (low + high) // 2

@@ -53,7 +53,11 @@ def check_legality(game: Game, rng: random.Random, sample: int | None) -> None:
     """Every legal action verifies; every other action is refused with a code. ``sample``
     actions drawn at random per seat, or all of them (None)."""
     for seat in range(game.n):
-        legal = {a.code for a in game.legal_actions(seat)}
+        actions = game.legal_actions(seat)
+        if game.phase != "play":  # documented order: ascending id outside the play
+            assert [a.id for a in actions] == sorted(a.id for a in actions), actions
+        assert len(set(actions)) == len(actions), actions
+        legal = {a.code for a in actions}
         candidates = ACTIONS if sample is None else rng.sample(ACTIONS, sample)
         for action in candidates:
             try:
