@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from game import ACTIONS, Game, IllegalAction, TableOptions, parse_action, parse_card
+from game.actions import Action
 from game.events import Event
 from game.scoring import ContractScore, score_contract
 
@@ -66,6 +67,21 @@ def check_legality(game: Game, rng: random.Random, sample: int | None) -> None:
                 assert action.code not in legal, (seat, action.code, error.code)
             else:
                 assert action.code in legal, (seat, action.code)
+
+
+def random_move(game: Game, rng: random.Random) -> tuple[int, Action]:
+    """A uniformly random legal action of the seat to move or, one time in five, monte
+    declared out of turn (R17) by another seat that may."""
+    seat = game.current_seat()
+    assert seat is not None and seat != game.morto
+    legal = game.legal_actions(seat)
+    assert legal, "the seat to move must always have a legal action"
+    if rng.random() < 0.2:
+        for other in range(game.n):
+            monte = [a for a in game.legal_actions(other) if a.code == "M"]
+            if other != seat and monte:
+                return other, monte[0]
+    return seat, legal[rng.randrange(len(legal))]
 
 
 def cards(text: str) -> list[int]:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from game import Game, TableOptions
 from game.cards import CARD_POINTS
 from game.events import CardPlayed, Dealt, PartnerRevealed, SmazzataScored, TrickWon, TrumpRevealed
-from tests.core.helpers import ALL_COMBINATIONS, check_legality
+from tests.core.helpers import ALL_COMBINATIONS, check_legality, random_move
 
 
 def oracle_winner(plays: list[int], trump: int | None) -> int:
@@ -23,19 +23,6 @@ def oracle_winner(plays: list[int], trump: int | None) -> int:
         return (tier, -rank)
 
     return max(range(len(plays)), key=lambda i: key(plays[i]))
-
-
-def random_move(game: Game, rng: random.Random) -> tuple[int, list]:
-    seat = game.current_seat()
-    assert seat is not None
-    legal = game.legal_actions(seat)
-    assert legal, "the seat to move must always have a legal action"
-    # Monte is out of turn: sometimes let another eligible seat declare it.
-    if rng.random() < 0.2:
-        for other in range(game.n):
-            if other != seat and any(a.code == "M" for a in game.legal_actions(other)):
-                return other, [a for a in game.legal_actions(other) if a.code == "M"]
-    return seat, legal
 
 
 def check_smazzata_invariants(events: list, options: TableOptions) -> None:
@@ -96,8 +83,7 @@ def play_checked(
             check_view_secrecy(game)
         if legality:
             check_legality(game, rng, sample=None if legality == "full" else 25)
-        seat, legal = random_move(game, rng)
-        action = legal[rng.randrange(len(legal))]
+        seat, action = random_move(game, rng)
         if json:
             restored = Game.from_json(game.to_json())
             assert restored.to_json() == game.to_json()
@@ -192,5 +178,4 @@ def test_public_calls_are_the_legal_calls_before_the_hand_in_every_combination()
         rng = random.Random(index + 1)
         while not game.is_over():
             check_public_calls(game)
-            seat, legal = random_move(game, rng)
-            game.apply(seat, legal[rng.randrange(len(legal))])
+            game.apply(*random_move(game, rng))

@@ -27,7 +27,7 @@ from game.events import (
     TrickWon,
 )
 from game.scoring import score_contract
-from tests.core.helpers import BOOLEAN_OPTIONS, VARIANTS, check_legality
+from tests.core.helpers import BOOLEAN_OPTIONS, VARIANTS, check_legality, random_move
 from tests.core.test_properties import oracle_winner
 
 #: Chiamata option combinations worth crossing with the table sizes (a sample of the
@@ -136,19 +136,6 @@ def check_views(game: Game) -> None:
             if seat == game.morto:
                 assert view.hand == () and view.legal == ()
         assert view.stock_count == len(game.stock)
-
-
-def random_move(game: Game, rng: random.Random) -> tuple[int, Any]:
-    seat = game.current_seat()
-    assert seat is not None and seat != game.morto
-    legal = game.legal_actions(seat)
-    assert legal
-    if rng.random() < 0.2:  # monte is out of turn
-        for other in range(game.n):
-            monte = [a for a in game.legal_actions(other) if a.code == "M"]
-            if other != seat and monte:
-                return other, monte[0]
-    return seat, legal[rng.randrange(len(legal))]
 
 
 def play(options: TableOptions, seed: int, *, views: bool, json: bool, legality: bool) -> Game:
