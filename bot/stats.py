@@ -8,7 +8,8 @@ negative). Nothing is counted per move: the results are already stored by the se
 
 Definitions, the same as the chat leaderboard's: a smazzata is *won* by the seats of the
 winning side; a *match* counts once it is finished, and is won by the seats that
-:func:`game.scoring.match_winners` names for the final totals and the match's options.
+:func:`game.scoring.match_winners` names for the final totals and the match's options
+(il morto's seat, with four, ranks nowhere).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bot.prefs import Prefs, is_private_chat
+from game import TableOptions
 from game.scoring import match_winners
 from storage import PlayedSmazzataRow
 
@@ -119,11 +121,23 @@ def player_stats(rows: Iterable[PlayedSmazzataRow], group_id: int | None) -> Pla
             continue
         totals = result["totals"]
         assert isinstance(totals, list)
-        rule = Prefs.from_json(row.settings_json).options.winners
-        won = row.seat in match_winners(totals, rule)
+        options = Prefs.from_json(row.settings_json).options
+        won = row.seat in match_winners(totals, options.winners, _morto_seat(options, result))
         for record in _records_of(row.chat_id, group_id, overall, here, solo):
             record.matches.add(won)
     return PlayerStats(overall, here if group_id is not None else None, solo)
+
+
+def _morto_seat(options: TableOptions, result: dict[str, object]) -> int | None:
+    """Il morto's seat in a chiamata with four (§12), which ranks nowhere (R93).
+
+    A result names no morto, but its deltas do: il morto's share is discarded (R92), so it
+    is the one seat scored 0, while every person wins or loses at least one unit (R73)."""
+    if options.game != "chiamata" or options.players != 4:
+        return None
+    deltas = result["deltas"]
+    assert isinstance(deltas, list)
+    return deltas.index(0)
 
 
 def _records_of(

@@ -25,8 +25,8 @@ def result(chiamante: int, socio: int | None, won: bool, caller_points: int, del
 
 
 def row(game: int, chat: int, status: str, seat: int, index: int, text: str,
-        winners: str = "top") -> PlayedSmazzataRow:
-    prefs = Prefs(options=TableOptions(winners=winners))  # type: ignore[arg-type]
+        winners: str = "top", players: int = 5) -> PlayedSmazzataRow:
+    prefs = Prefs(options=TableOptions(winners=winners, players=players))  # type: ignore[arg-type]
     return PlayedSmazzataRow(game, chat, status, prefs.to_json(), seat, index,  # type: ignore[arg-type]
                              text)
 
@@ -80,3 +80,15 @@ def test_seed000_winners_rule_decides_the_match() -> None:
     assert player_stats([row(1, GROUP, "finished", 1, 0, text)], None).overall.matches.won == 0
     seed000 = [row(1, GROUP, "finished", 1, 0, text, winners="seed000")]
     assert player_stats(seed000, None).overall.matches.won == 1
+
+
+def test_il_morto_ranks_nowhere_in_the_match_winners() -> None:
+    # chiamata with four, il morto at seat 2 (its share discarded: R92, R93). Every person
+    # ends below il morto's 0: the best person (seat 0, -1) still wins the match.
+    text = result(3, 1, True, 70, [-1, 1, 0, 2, -1], [-1, -3, 0, -2, -4])
+    assert player_stats([row(1, GROUP, "finished", 0, 0, text, players=4)],
+                        None).overall.matches.won == 1
+    assert player_stats([row(1, GROUP, "finished", 1, 0, text, players=4)],
+                        None).overall.matches.won == 0
+    # the same totals with five people: seat 2's 0 is the best score
+    assert player_stats([row(1, GROUP, "finished", 0, 0, text)], None).overall.matches.won == 0
