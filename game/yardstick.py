@@ -11,36 +11,43 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 _POINTS = [11, 10, 4, 3, 2, 0, 0, 0, 0, 0]
 
 
 def _smazzata(rng: random.Random) -> bool | None:
+    # refsim.py's smazzata() statement for statement (formatted, and typed with Any where
+    # refsim mixes kinds in one list), so the ratio is to the very same work.
     deck = list(range(40))
     rng.shuffle(deck)
     hands = [deck[i * 8 : (i + 1) * 8] for i in range(5)]
     dealer = rng.randrange(5)
+    # auction: random bidder behaviour
     active = [True] * 5
-    cur: tuple[int, int] | None = None
-    best: int | None = None
+    cur: Any = None
+    best: Any = None
     seat = (dealer + 1) % 5
+    npass = 0
     while True:
         if active[seat]:
-            ranks: list[object] = (
-                [r for r in range(10) if cur is None or r > cur[0]]
-                if (cur is None or cur[0] < 9)
-                else []
+            legal: list[Any] = (
+                ["pass"]
+                + (
+                    [r for r in range(10) if cur is None or r > cur[0]]
+                    if (cur is None or cur[0] < 9)
+                    else []
+                )
+                + ([("2", p) for p in range((cur[1] + 1) if cur and cur[0] == 9 else 61, 121)][:5])
             )
-            low = (cur[1] + 1) if cur and cur[0] == 9 else 61
-            legal: list[object] = ["pass", *ranks, *[("2", p) for p in range(low, 121)][:5]]
             a = rng.choice(legal)
             if a == "pass":
                 active[seat] = False
+                npass += 1
             elif isinstance(a, tuple):
                 cur = (9, a[1])
                 best = seat
             else:
-                assert isinstance(a, int)
                 cur = (a, 61)
                 best = seat
             if best is not None and sum(active) == 1 and active[best]:
@@ -48,7 +55,6 @@ def _smazzata(rng: random.Random) -> bool | None:
             if sum(active) == 0:
                 return None
         seat = (seat + 1) % 5
-    assert cur is not None and best is not None
     rank = cur[0]
     suit = rng.randrange(4)
     called = suit * 10 + rank
@@ -72,7 +78,8 @@ def _smazzata(rng: random.Random) -> bool | None:
         taken[win_s] += sum(_POINTS[c % 10] for _, c in table)
         leader = win_s
     team = taken[best] + (taken[partner] if partner != best else 0)
-    return team >= cur[1]
+    made: bool = team >= cur[1]
+    return made
 
 
 def yardstick_rate(deals: int, seed: int = 1) -> float:
