@@ -9,9 +9,21 @@
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
-  before the group tables, which go before the hands of players who cannot act. Optionally
-  (``table_wait``, off by default: see ``bot.outbox.TABLE_WAIT_INTERVALS``) a table that
-  waited that long goes with the turns.
+  before the group tables, which go before the hands of players who cannot act.
+
+**Saturation** (many busy tables: the turns alone would fill the budget). The group tables
+get what the turns leave, but never less than a bounded share: a table call that waited
+``table_wait`` (one group pacing interval, see ``bot.outbox``) takes one grant in
+``table_share`` ahead of the turns, the one waiting longest first (the stalest group).
+With the outbox's share (one in five) the turns keep four fifths of the budget whatever
+the number of tables, so a move costs the player in turn about ``tables / (0.8 × rate)``
+seconds of waiting (200 tables at 27/s: ~9 s), and the groups share the last fifth
+(~5.4 edits a second at 27/s): a busy group is redrawn every ``tables / 5.4`` seconds
+(50 tables: ~9 s; 200 tables: ~37 s), each edit showing every move since the last one
+(the outbox merges them). A group never freezes, but when Telegram's ~30 calls a second
+cannot give every group an edit per pacing interval *and* every player their buttons, the
+buttons win. The hands of players who cannot act get nothing then (they are brought up
+to date when their turn comes).
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
@@ -93,12 +105,12 @@ class GlobalBudget:
     """An even rate for the whole bot, granted by priority (see :class:`Priority`)."""
 
     def __init__(self, rate: float, burst: float = 1.0, table_wait: float = 0.0,
-                 table_share: int = 3) -> None:
+                 table_share: int = 5) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.burst = max(1.0, burst)
         #: A table call that waited ``table_wait`` seconds (0: never) takes one grant in
-        #: ``table_share`` ahead of the turns: when the turns alone fill the budget, the
-        #: groups still see the game move, and the turns keep the rest.
+        #: ``table_share`` ahead of the turns, oldest first: when the turns alone fill the
+        #: budget, the groups still see the game move, and the turns keep the rest.
         self.table_wait = table_wait
         self.table_share = max(2, table_share)
         self._tables: deque[tuple[float, _Waiter]] = deque()
