@@ -77,6 +77,9 @@ class Figures:
     flood_429: int = 0
     turn_p50: float = float("nan")
     turn_p95: float = float("nan")
+    #: Next-button waits by where the buttons are: "group" (the auction's keyboard),
+    #: "private" (the hand: cards, declaration) -> (count, p95).
+    turn_split: dict[str, tuple[int, float]] = field(default_factory=dict)
     #: Bot API message calls (sends, edits) per stored move: to groups, to the private
     #: chat of the seat in turn (the call carries its buttons), to other private chats.
     per_move: dict[str, float] = field(default_factory=dict)
@@ -196,9 +199,14 @@ async def run_bot(
                 if not pending:
                     break
                 await asyncio.sleep(0.2)
-            waits = [w for t in sims for seen, w in t.turn_waits if t0 <= seen < t1]
+            turns = [(w, group) for t in sims for seen, w, group in t.turn_waits
+                     if t0 <= seen < t1]
+            waits = [w for w, _ in turns]
             figures.turn_p50 = percentile(waits, 50)
             figures.turn_p95 = percentile(waits, 95)
+            for where, in_group in (("group", True), ("private", False)):
+                some = [w for w, group in turns if group == in_group]
+                figures.turn_split[where] = (len(some), percentile(some, 95))
             measured = window(tg.update_log, t0, t1)
             handled = [u for u in measured if u.handled_at is not None]
             callbacks = [u for u in handled if u.kind == "callback_query"]
@@ -513,6 +521,9 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             ratio = f.p95 / same[1] if same[1] else float("inf")
             verdict.append(f"{ratio:.1f}× the echo on aiohttp (p50/p95/p99 "
                            f"{ms(same[0])}/{ms(same[1])}/{ms(same[2])} ms)")
+        if f.turn_split:
+            verdict.append("next button p95 " + ", ".join(
+                f"{where} {p95:.1f} s ({n})" for where, (n, p95) in f.turn_split.items()))
         verdict.append("no update older than 2 s" if not f.older_than_2s
                        else f"{f.older_than_2s} updates older than 2 s")
         verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")
