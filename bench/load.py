@@ -77,6 +77,10 @@ class Figures:
     flood_429: int = 0
     turn_p50: float = float("nan")
     turn_p95: float = float("nan")
+    #: The bot's side of the next button: from a move's answer to the first Bot API call
+    #: carrying the buttons of the next version (whoever polls for them, and when).
+    bot_turn_p50: float = float("nan")
+    bot_turn_p95: float = float("nan")
     #: Next-button waits by where the buttons are: "group" (the auction's keyboard),
     #: "private" (the hand: cards, declaration) -> (count, p95).
     turn_split: dict[str, tuple[int, float]] = field(default_factory=dict)
@@ -245,6 +249,9 @@ async def run_bot(
                     figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
             in_turn = {k: v for t in sims for k, v in t.in_turn.items()}
+            delivered = bot_turn_waits(tg.calls[calls0:], sims, t0, t1)
+            figures.bot_turn_p50 = percentile(delivered, 50)
+            figures.bot_turn_p95 = percentile(delivered, 95)
             figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
             stale = await group_staleness(reader, sims, tg, t0, t1)
             figures.staleness_p50 = percentile(stale, 50)
@@ -304,6 +311,27 @@ def calls_per_move(
         key = (int(drawn[1]), int(drawn[2])) if drawn else None
         split["turn" if key is not None and in_turn.get(key) == c.chat_id else "other"] += 1
     return {k: split[k] / max(1, moves) for k in ("group", "turn", "other")}
+
+
+def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float) -> list[float]:
+    """For each move acknowledged in the window: seconds from its answer to the first
+    successful call drawing buttons of the next version (the bot's delivery alone, without
+    the simulated humans' polling); a version never drawn counts until the last call."""
+    first: dict[tuple[int, int], float] = {}
+    for c in calls:
+        if c.method in MESSAGE_CALLS and c.ok:
+            drawn = ACTION_DATA.search(str(c.params.get("reply_markup", "")))
+            if drawn:
+                first.setdefault((int(drawn[1]), int(drawn[2])), c.at)
+    end = max((c.at for c in calls), default=t1)
+    waits = []
+    for table in sims:
+        for p in table.presses:
+            answer = p.handle.answer
+            if answer is None or answer.show_alert or not t0 <= answer.at < t1:
+                continue
+            waits.append(max(0.0, first.get((p.game_id, p.version + 1), end) - answer.at))
+    return waits
 
 
 async def group_staleness(
@@ -521,6 +549,8 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             ratio = f.p95 / same[1] if same[1] else float("inf")
             verdict.append(f"{ratio:.1f}× the echo on aiohttp (p50/p95/p99 "
                            f"{ms(same[0])}/{ms(same[1])}/{ms(same[2])} ms)")
+        verdict.append(f"next button, the bot's side (answer -> buttons sent) p50/p95 "
+                       f"{f.bot_turn_p50:.1f}/{f.bot_turn_p95:.1f} s")
         if f.turn_split:
             verdict.append("next button p95 " + ", ".join(
                 f"{where} {p95:.1f} s ({n})" for where, (n, p95) in f.turn_split.items()))
