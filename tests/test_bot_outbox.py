@@ -310,7 +310,7 @@ async def test_a_table_that_waited_takes_one_grant_in_three_ahead_of_the_turns()
     await budget.close()
 
 
-async def test_under_saturation_the_turns_keep_four_grants_in_five_the_stalest_table_first() -> None:
+async def test_under_saturation_the_turns_keep_four_grants_in_five_stalest_table_first() -> None:
     """Many busy tables: the buttons of the seats in turn always waiting. The outbox's
     budget gives the group tables a fifth of the grants (one in three left the turns too
     little at 200 tables), in the order they started waiting, and never none."""

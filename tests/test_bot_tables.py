@@ -14,10 +14,12 @@ import pytest
 from bot.tables.state import UiState, ui_patch
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bot" / "tables"
-#: Who may import whom inside bot/tables (one way: driver -> render/clock/delivery ->
-#: layout/state).
+#: Who may import whom inside bot/tables (one way: driver -> seats -> outages/render/clock
+#: -> layout/state; driver -> delivery -> state).
 ALLOWED = {
-    "driver": {"render", "clock", "delivery", "layout", "state"},
+    "driver": {"seats", "outages", "render", "clock", "delivery", "layout", "state"},
+    "seats": {"outages", "render", "clock", "state"},
+    "outages": {"state"},
     "render": {"layout", "state"},
     "clock": {"layout", "state"},
     "delivery": {"state"},
