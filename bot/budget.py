@@ -34,10 +34,13 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from enum import IntEnum
+
+log = logging.getLogger(__name__)
 
 
 class Priority(IntEnum):
@@ -94,11 +97,41 @@ class ChatPace:
 
 
 class _Waiter:
-    __slots__ = ("future", "priority")
+    __slots__ = ("future", "priority", "since")
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
+        self.since = time.monotonic()
         self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+@dataclass
+class BudgetReport:
+    """Grants per priority and how long they waited, logged every ``every`` seconds while
+    anything waited (a saturated bot says so in its log, with figures)."""
+
+    every: float = 60.0
+    started: float = field(default_factory=time.monotonic)
+    grants: list[int] = field(default_factory=lambda: [0, 0, 0])
+    waited: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    longest: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+
+    def note(self, priority: int, waited: float) -> None:
+        p = min(priority, 2)
+        self.grants[p] += 1
+        self.waited[p] += waited
+        self.longest[p] = max(self.longest[p], waited)
+        now = time.monotonic()
+        if now - self.started >= self.every:
+            if any(self.waited):
+                span = now - self.started
+                log.info("global budget, last %.0f s: %s", span, ", ".join(
+                    f"{name} {n / span:.1f}/s (waited mean {w / max(1, n):.2f} s, "
+                    f"max {m:.1f} s)" for name, n, w, m in zip(
+                        ("turn", "table", "idle"), self.grants, self.waited, self.longest,
+                        strict=True)))
+            self.started = now
+            self.grants, self.waited, self.longest = [0, 0, 0], [0.0, 0.0, 0.0], [0.0] * 3
 
 
 class GlobalBudget:
@@ -121,6 +154,7 @@ class GlobalBudget:
         self._dispatcher: asyncio.Task[None] | None = None
         #: Calls granted, per priority (for the benchmark).
         self.granted = [0, 0, 0]
+        self.report = BudgetReport()
 
     def _take(self, now: float) -> None:
         self._next = max(self._next, now) + self.interval
@@ -145,6 +179,7 @@ class GlobalBudget:
         if not self._heap and self._free(now, priority):
             self._take(now)
             self.granted[min(priority, 2)] += 1
+            self.report.note(priority, 0.0)
             return
         w = waiter or _Waiter(priority)
         w.priority = min(w.priority, priority)
@@ -164,6 +199,7 @@ class GlobalBudget:
         """A waiter now carries something more urgent."""
         if priority < waiter.priority and not waiter.future.done():
             waiter.priority = priority
+            waiter.since = time.monotonic()  # (its wait at this rank, for the report)
             heapq.heappush(self._heap, (priority, next(self._seq), waiter))
 
     def refund(self) -> None:
@@ -188,6 +224,7 @@ class GlobalBudget:
                 self._take(now)
                 self._turns_in_a_row = 0
                 self.granted[Priority.TABLE] += 1
+                self.report.note(Priority.TABLE, now - aged.since)
                 aged.future.set_result(None)
                 continue
             prio, _, w = self._heap[0]
@@ -202,6 +239,7 @@ class GlobalBudget:
             heapq.heappop(self._heap)
             self._take(now)
             self.granted[min(prio, 2)] += 1
+            self.report.note(prio, now - w.since)
             self._turns_in_a_row = self._turns_in_a_row + 1 if prio == Priority.TURN else 0
             w.future.set_result(None)
 
