@@ -210,8 +210,9 @@ class Renderer:
         priority = Priority.TABLE
         if view.phase == "play":
             markup = self.hand_link(lang)
-        elif self._human_in_turn(row, game):
+        elif markup is not None and self._human_in_turn(row, game):
             priority = Priority.TURN  # the keyboard of the seat in turn is in the group
+        # (at the declaration the buttons are in the caller's hand: the table is a table)
         if drawn.ui.table is None:
             msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
                                          priority=Priority.TURN)
