@@ -81,6 +81,9 @@ class Figures:
     #: carrying the buttons of the next version (whoever polls for them, and when).
     bot_turn_p50: float = float("nan")
     bot_turn_p95: float = float("nan")
+    #: Moves of the window by phase (auction, declaration, play): at many tables a short
+    #: warm-up measures the auction, where each bid is a group call.
+    phases: Counter[str] = field(default_factory=Counter)
     #: Next-button waits by where the buttons are: "group" (the auction's keyboard),
     #: "private" (the hand: cards, declaration) -> (count, p95).
     turn_split: dict[str, tuple[int, float]] = field(default_factory=dict)
@@ -249,6 +252,11 @@ async def run_bot(
                     figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
             in_turn = {k: v for t in sims for k, v in t.in_turn.items()}
+            figures.phases = Counter(
+                move_phase(p.code) for t in sims for p in t.presses
+                if p.handle.answer is not None and not p.handle.answer.show_alert
+                and t0 <= p.handle.answer.at < t1
+            )
             delivered = bot_turn_waits(tg.calls[calls0:], sims, t0, t1)
             figures.bot_turn_p50 = percentile(delivered, 50)
             figures.bot_turn_p95 = percentile(delivered, 95)
@@ -311,6 +319,15 @@ def calls_per_move(
         key = (int(drawn[1]), int(drawn[2])) if drawn else None
         split["turn" if key is not None and in_turn.get(key) == c.chat_id else "other"] += 1
     return {k: split[k] / max(1, moves) for k in ("group", "turn", "other")}
+
+
+def move_phase(code: str) -> str:
+    """The phase of the game a move's code belongs to."""
+    if code.startswith("c"):
+        return "play"
+    if code.startswith("s"):
+        return "declaration"
+    return "auction"
 
 
 def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float) -> list[float]:
@@ -551,6 +568,9 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
                            f"{ms(same[0])}/{ms(same[1])}/{ms(same[2])} ms)")
         verdict.append(f"next button, the bot's side (answer -> buttons sent) p50/p95 "
                        f"{f.bot_turn_p50:.1f}/{f.bot_turn_p95:.1f} s")
+        if f.phases:
+            verdict.append("moves by phase: " + ", ".join(
+                f"{k} {f.phases[k]}" for k in ("auction", "declaration", "play")))
         if f.turn_split:
             verdict.append("next button p95 " + ", ".join(
                 f"{where} {p95:.1f} s ({n})" for where, (n, p95) in f.turn_split.items()))
