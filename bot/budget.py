@@ -16,14 +16,17 @@ get what the turns leave, but never less than a bounded share: a table call that
 ``table_wait`` (one group pacing interval, see ``bot.outbox``) takes one grant in
 ``table_share`` ahead of the turns, the one waiting longest first (the stalest group).
 With the outbox's share (one in five) the turns keep four fifths of the budget whatever
-the number of tables, so a move costs the player in turn about ``tables / (0.8 × rate)``
-seconds of waiting (200 tables at 27/s: ~9 s), and the groups share the last fifth
+the number of tables: in play (one urgent call a move) a table's next move can come at
+best every ``tables / (0.8 × rate)`` seconds, the player's own thinking included (200
+tables at 27/s: ~9.3 s; measured: buttons p95 8.3 s), and the groups share the last fifth
 (~5.4 edits a second at 27/s): a busy group is redrawn every ``tables / 5.4`` seconds
 (50 tables: ~9 s; 200 tables: ~37 s), each edit showing every move since the last one
 (the outbox merges them). A group never freezes, but when Telegram's ~30 calls a second
 cannot give every group an edit per pacing interval *and* every player their buttons, the
 buttons win. The hands of players who cannot act get nothing then (they are brought up
-to date when their turn comes).
+to date when their turn comes). In the auction the group table *is* the keyboard of the
+seat in turn (a turn), plus the bidder's hand when it offers an obbligato call: ~1.65
+urgent calls a bid, so at 200 tables a bid waits ~11-13 s for its keyboard.
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
