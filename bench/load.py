@@ -77,6 +77,16 @@ class Figures:
     flood_429: int = 0
     turn_p50: float = float("nan")
     turn_p95: float = float("nan")
+    #: The bot's side of the next button: from a move's answer to the first Bot API call
+    #: carrying the buttons of the next version (whoever polls for them, and when).
+    bot_turn_p50: float = float("nan")
+    bot_turn_p95: float = float("nan")
+    #: Moves of the window by phase (auction, declaration, play): at many tables a short
+    #: warm-up measures the auction, where each bid is a group call.
+    phases: Counter[str] = field(default_factory=Counter)
+    #: Next-button waits by where the buttons are: "group" (the auction's keyboard),
+    #: "private" (the hand: cards, declaration) -> (count, p95).
+    turn_split: dict[str, tuple[int, float]] = field(default_factory=dict)
     #: Bot API message calls (sends, edits) per stored move: to groups, to the private
     #: chat of the seat in turn (the call carries its buttons), to other private chats.
     per_move: dict[str, float] = field(default_factory=dict)
@@ -196,9 +206,14 @@ async def run_bot(
                 if not pending:
                     break
                 await asyncio.sleep(0.2)
-            waits = [w for t in sims for seen, w in t.turn_waits if t0 <= seen < t1]
+            turns = [(w, group) for t in sims for seen, w, group in t.turn_waits
+                     if t0 <= seen < t1]
+            waits = [w for w, _ in turns]
             figures.turn_p50 = percentile(waits, 50)
             figures.turn_p95 = percentile(waits, 95)
+            for where, in_group in (("group", True), ("private", False)):
+                some = [w for w, group in turns if group == in_group]
+                figures.turn_split[where] = (len(some), percentile(some, 95))
             measured = window(tg.update_log, t0, t1)
             handled = [u for u in measured if u.handled_at is not None]
             callbacks = [u for u in handled if u.kind == "callback_query"]
@@ -237,6 +252,14 @@ async def run_bot(
                     figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
             in_turn = {k: v for t in sims for k, v in t.in_turn.items()}
+            figures.phases = Counter(
+                move_phase(p.code) for t in sims for p in t.presses
+                if p.handle.answer is not None and not p.handle.answer.show_alert
+                and t0 <= p.handle.answer.at < t1
+            )
+            delivered = bot_turn_waits(tg.calls[calls0:], sims, t0, t1)
+            figures.bot_turn_p50 = percentile(delivered, 50)
+            figures.bot_turn_p95 = percentile(delivered, 95)
             figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
             stale = await group_staleness(reader, sims, tg, t0, t1)
             figures.staleness_p50 = percentile(stale, 50)
@@ -296,6 +319,36 @@ def calls_per_move(
         key = (int(drawn[1]), int(drawn[2])) if drawn else None
         split["turn" if key is not None and in_turn.get(key) == c.chat_id else "other"] += 1
     return {k: split[k] / max(1, moves) for k in ("group", "turn", "other")}
+
+
+def move_phase(code: str) -> str:
+    """The phase of the game a move's code belongs to."""
+    if code.startswith("c"):
+        return "play"
+    if code.startswith("s"):
+        return "declaration"
+    return "auction"
+
+
+def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float) -> list[float]:
+    """For each move acknowledged in the window: seconds from its answer to the first
+    successful call drawing buttons of the next version (the bot's delivery alone, without
+    the simulated humans' polling); a version never drawn counts until the last call."""
+    first: dict[tuple[int, int], float] = {}
+    for c in calls:
+        if c.method in MESSAGE_CALLS and c.ok:
+            drawn = ACTION_DATA.search(str(c.params.get("reply_markup", "")))
+            if drawn:
+                first.setdefault((int(drawn[1]), int(drawn[2])), c.at)
+    end = max((c.at for c in calls), default=t1)
+    waits = []
+    for table in sims:
+        for p in table.presses:
+            answer = p.handle.answer
+            if answer is None or answer.show_alert or not t0 <= answer.at < t1:
+                continue
+            waits.append(max(0.0, first.get((p.game_id, p.version + 1), end) - answer.at))
+    return waits
 
 
 async def group_staleness(
@@ -513,6 +566,14 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             ratio = f.p95 / same[1] if same[1] else float("inf")
             verdict.append(f"{ratio:.1f}× the echo on aiohttp (p50/p95/p99 "
                            f"{ms(same[0])}/{ms(same[1])}/{ms(same[2])} ms)")
+        verdict.append(f"next button, the bot's side (answer -> buttons sent) p50/p95 "
+                       f"{f.bot_turn_p50:.1f}/{f.bot_turn_p95:.1f} s")
+        if f.phases:
+            verdict.append("moves by phase: " + ", ".join(
+                f"{k} {f.phases[k]}" for k in ("auction", "declaration", "play")))
+        if f.turn_split:
+            verdict.append("next button p95 " + ", ".join(
+                f"{where} {p95:.1f} s ({n})" for where, (n, p95) in f.turn_split.items()))
         verdict.append("no update older than 2 s" if not f.older_than_2s
                        else f"{f.older_than_2s} updates older than 2 s")
         verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")

@@ -317,7 +317,8 @@ class SimTable:
         self.presses: list[Press] = []
         #: Seconds from a human's turn being seen in the database to their button being on
         #: screen (the pace the players feel; the bot renders through its Outbox).
-        self.turn_waits: list[tuple[float, float]] = []  # (when seen, seconds)
+        #: (when seen, seconds, whether the buttons were in the group: the auction)
+        self.turn_waits: list[tuple[float, float, bool]] = []
         self._turn_seen: dict[tuple[int, int], float] = {}
         #: (game, version) -> the user in turn (a human), as the players saw it.
         self.in_turn: dict[tuple[int, int], int] = {}
@@ -508,7 +509,7 @@ class SimTable:
                 key = (row.game_id, row.version)
                 seen = self._turn_seen.setdefault(key, loop.time())
                 if message is not None and seen > 0:
-                    self.turn_waits.append((seen, loop.time() - seen))
+                    self.turn_waits.append((seen, loop.time() - seen, chat is self.group))
                     self._turn_seen[key] = 0.0  # counted
                 if message is not None and self._may_press(previous, loop.time()):
                     if self.think:

@@ -9,9 +9,24 @@
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: what unblocks play goes
-  before the group tables, which go before the hands of players who cannot act. Optionally
-  (``table_wait``, off by default: see ``bot.outbox.TABLE_WAIT_INTERVALS``) a table that
-  waited that long goes with the turns.
+  before the group tables, which go before the hands of players who cannot act.
+
+**Saturation** (many busy tables: the turns alone would fill the budget). The group tables
+get what the turns leave, but never less than a bounded share: a table call that waited
+``table_wait`` (one group pacing interval, see ``bot.outbox``) takes one grant in
+``table_share`` ahead of the turns, the one waiting longest first (the stalest group).
+With the outbox's share (one in five) the turns keep four fifths of the budget whatever
+the number of tables: in play (one urgent call a move) a table's next move can come at
+best every ``tables / (0.8 × rate)`` seconds, the player's own thinking included (200
+tables at 27/s: ~9.3 s; measured: buttons p95 8.3 s), and the groups share the last fifth
+(~5.4 edits a second at 27/s): a busy group is redrawn every ``tables / 5.4`` seconds
+(50 tables: ~9 s; 200 tables: ~37 s), each edit showing every move since the last one
+(the outbox merges them). A group never freezes, but when Telegram's ~30 calls a second
+cannot give every group an edit per pacing interval *and* every player their buttons, the
+buttons win. The hands of players who cannot act get nothing then (they are brought up
+to date when their turn comes). In the auction the group table *is* the keyboard of the
+seat in turn (a turn), plus the bidder's hand when it offers an obbligato call: ~1.65
+urgent calls a bid, so at 200 tables a bid waits ~11-13 s for its keyboard.
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
@@ -22,10 +37,13 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from enum import IntEnum
+
+log = logging.getLogger(__name__)
 
 
 class Priority(IntEnum):
@@ -82,23 +100,53 @@ class ChatPace:
 
 
 class _Waiter:
-    __slots__ = ("future", "priority")
+    __slots__ = ("future", "priority", "since")
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
+        self.since = time.monotonic()
         self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
+@dataclass
+class BudgetReport:
+    """Grants per priority and how long they waited, logged every ``every`` seconds while
+    anything waited (a saturated bot says so in its log, with figures)."""
+
+    every: float = 60.0
+    started: float = field(default_factory=time.monotonic)
+    grants: list[int] = field(default_factory=lambda: [0, 0, 0])
+    waited: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    longest: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+
+    def note(self, priority: int, waited: float) -> None:
+        p = min(priority, 2)
+        self.grants[p] += 1
+        self.waited[p] += waited
+        self.longest[p] = max(self.longest[p], waited)
+        now = time.monotonic()
+        if now - self.started >= self.every:
+            if any(self.waited):
+                span = now - self.started
+                log.info("global budget, last %.0f s: %s", span, ", ".join(
+                    f"{name} {n / span:.1f}/s (waited mean {w / max(1, n):.2f} s, "
+                    f"max {m:.1f} s)" for name, n, w, m in zip(
+                        ("turn", "table", "idle"), self.grants, self.waited, self.longest,
+                        strict=True)))
+            self.started = now
+            self.grants, self.waited, self.longest = [0, 0, 0], [0.0, 0.0, 0.0], [0.0] * 3
 
 
 class GlobalBudget:
     """An even rate for the whole bot, granted by priority (see :class:`Priority`)."""
 
     def __init__(self, rate: float, burst: float = 1.0, table_wait: float = 0.0,
-                 table_share: int = 3) -> None:
+                 table_share: int = 5) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.burst = max(1.0, burst)
         #: A table call that waited ``table_wait`` seconds (0: never) takes one grant in
-        #: ``table_share`` ahead of the turns: when the turns alone fill the budget, the
-        #: groups still see the game move, and the turns keep the rest.
+        #: ``table_share`` ahead of the turns, oldest first: when the turns alone fill the
+        #: budget, the groups still see the game move, and the turns keep the rest.
         self.table_wait = table_wait
         self.table_share = max(2, table_share)
         self._tables: deque[tuple[float, _Waiter]] = deque()
@@ -109,6 +157,7 @@ class GlobalBudget:
         self._dispatcher: asyncio.Task[None] | None = None
         #: Calls granted, per priority (for the benchmark).
         self.granted = [0, 0, 0]
+        self.report = BudgetReport()
 
     def _take(self, now: float) -> None:
         self._next = max(self._next, now) + self.interval
@@ -133,6 +182,7 @@ class GlobalBudget:
         if not self._heap and self._free(now, priority):
             self._take(now)
             self.granted[min(priority, 2)] += 1
+            self.report.note(priority, 0.0)
             return
         w = waiter or _Waiter(priority)
         w.priority = min(w.priority, priority)
@@ -152,6 +202,7 @@ class GlobalBudget:
         """A waiter now carries something more urgent."""
         if priority < waiter.priority and not waiter.future.done():
             waiter.priority = priority
+            waiter.since = time.monotonic()  # (its wait at this rank, for the report)
             heapq.heappush(self._heap, (priority, next(self._seq), waiter))
 
     def refund(self) -> None:
@@ -176,6 +227,7 @@ class GlobalBudget:
                 self._take(now)
                 self._turns_in_a_row = 0
                 self.granted[Priority.TABLE] += 1
+                self.report.note(Priority.TABLE, now - aged.since)
                 aged.future.set_result(None)
                 continue
             prio, _, w = self._heap[0]
@@ -190,6 +242,7 @@ class GlobalBudget:
             heapq.heappop(self._heap)
             self._take(now)
             self.granted[min(prio, 2)] += 1
+            self.report.note(prio, now - w.since)
             self._turns_in_a_row = self._turns_in_a_row + 1 if prio == Priority.TURN else 0
             w.future.set_result(None)
 

@@ -58,11 +58,14 @@ _PACED: ContextVar[bool] = ContextVar("outbox_paced", default=False)
 COUNTED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup",
                      "editMessageCaption", "sendPhoto", "sendDocument"})
 #: A group table call that waited this many group pacing intervals in the global budget
-#: takes one grant in three ahead of the turns (GlobalBudget.table_share). Without it the
-#: turns alone filled the budget at 50 busy tables and the groups froze (staleness p95
-#: 28 s); promoting such a table to the turns' rank instead made the 200-table next
-#: button p95 ~14 s (target 10 s).
+#: takes one grant in :data:`TABLE_SHARE` ahead of the turns (see :mod:`bot.budget`).
+#: Without it the turns alone filled the budget at 50 busy tables and the groups froze
+#: (staleness p95 28 s).
 TABLE_WAIT_INTERVALS = 1.0
+#: Under saturation the group tables get one grant in this many (a fifth of the budget)
+#: and the buttons of the seats in turn the rest. One in three (a third) left the turns
+#: 18 calls/s: at 200 busy tables a move then waited ~10-11 s for its buttons (target 10).
+TABLE_SHARE = 5
 #: Attempts of a send that fails with a network error (5xx, timeout, reset).
 SEND_ATTEMPTS = 3
 
@@ -125,7 +128,8 @@ class Outbox:
         self.on_forbidden = on_forbidden
         self.on_migrated = on_migrated
         self.budget = GlobalBudget(messages_per_second, burst=max(1.0, messages_per_second / 5),
-                                   table_wait=TABLE_WAIT_INTERVALS * self.interval(-1))
+                                   table_wait=TABLE_WAIT_INTERVALS * self.interval(-1),
+                                   table_share=TABLE_SHARE)
         self._started = time.monotonic()
         self._chats: dict[int, _Chat] = {}
         self._sent: dict[tuple[int, int], Content] = {}

@@ -308,3 +308,33 @@ async def test_a_table_that_waited_takes_one_grant_in_three_ahead_of_the_turns()
     assert order[:3] == ["turn 0", "turn 1", "table"]  # not starved by the turns...
     assert order[3:] == ["turn 2", "turn 3", "turn 4"]  # ...nor ahead of them all
     await budget.close()
+
+
+async def test_under_saturation_the_turns_keep_four_grants_in_five_stalest_table_first() -> None:
+    """Many busy tables: the buttons of the seats in turn always waiting. The outbox's
+    budget gives the group tables a fifth of the grants (one in three left the turns too
+    little at 200 tables), in the order they started waiting, and never none."""
+    from bot.budget import Priority
+
+    box = Outbox(RecordingBot(), messages_per_second=200)  # type: ignore[arg-type]
+    budget = box.budget
+    budget.burst = 1.0
+    budget.table_wait = 0.001  # every table has waited a group interval already
+    await budget.acquire(Priority.TURN)  # busy: everything below queues
+    order: list[str] = []
+
+    async def call(name: str, priority: int) -> None:
+        await budget.acquire(priority)
+        order.append(name)
+
+    tasks = [asyncio.create_task(call(f"table {i}", Priority.TABLE)) for i in range(4)]
+    await asyncio.sleep(0.002)
+    tasks += [asyncio.create_task(call(f"turn {i}", Priority.TURN)) for i in range(16)]
+    tasks.append(asyncio.create_task(call("idle hand", Priority.IDLE)))
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    tables = [i for i, name in enumerate(order) if name.startswith("table")]
+    assert [order[i] for i in tables] == ["table 0", "table 1", "table 2", "table 3"]
+    assert tables == [4, 9, 14, 19]  # one grant in five while turns wait
+    assert [n for n in order if n.startswith("turn")] == [f"turn {i}" for i in range(16)]
+    assert order[-1] == "idle hand"  # held while anything else waits
+    await box.close()

@@ -1,4 +1,4 @@
-"""The tables package: its typed UI state and the direction of its imports."""
+"""The tables package: its typed UI state, its one-way imports, the rank of each message."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ import pytest
 from bot.tables.state import UiState, ui_patch
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bot" / "tables"
-#: Who may import whom inside bot/tables (one way: driver -> render/clock/delivery ->
-#: layout/state).
+#: Who may import whom inside bot/tables (one way: driver -> seats -> outages/render/clock
+#: -> layout/state; driver -> delivery -> state).
 ALLOWED = {
-    "driver": {"render", "clock", "delivery", "layout", "state"},
+    "driver": {"seats", "outages", "render", "clock", "delivery", "layout", "state"},
+    "seats": {"outages", "render", "clock", "state"},
+    "outages": {"state"},
     "render": {"layout", "state"},
     "clock": {"layout", "state"},
     "delivery": {"state"},
@@ -103,3 +105,66 @@ async def test_a_move_is_read_once(tg: Any, running_bot: Any, monkeypatch: Any) 
     assert moves > 40
     # one read per move (its transaction), and a few for the end of the match
     assert moves <= reads <= moves + 5, (reads, moves)
+
+
+class _RecordingOutbox:
+    """The outbox's queueing side only: which message was asked for, at which rank."""
+
+    def __init__(self) -> None:
+        self.edits: dict[tuple[int, int], int] = {}
+
+    def resolve(self, chat_id: int) -> int:
+        return chat_id
+
+    def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
+             delay: float = 0.0, priority: int = 1) -> None:
+        self.edits[(chat_id, message_id)] = priority
+
+
+async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
+    """The auction: the group table carries the keyboard of the seat in turn (a turn); the
+    declaration: the caller's hand does, the table is only a table; in play the hand in
+    turn is a turn, the table a table, the others' hands wait."""
+    import random
+
+    from bot.budget import Priority
+    from bot.prefs import Prefs
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import Drawn, Renderer
+    from game import Game, TableOptions
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    ui = json.dumps({"table": 1, "table_chat": group, "hands": {str(i): 20 + i for i in range(5)}})
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    rng = random.Random(4)
+    seen: set[str] = set()
+    while game.view(None).phase != "play" or "play" not in seen:
+        phase = game.view(None).phase
+        seat = game.current_seat()
+        assert seat is not None
+        row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                      ui, None, 0, 0, None, seats)
+        box = _RecordingOutbox()
+        await Renderer(box, ChatLayout(), _no_results, lambda: "bot").draw(  # type: ignore[arg-type]
+            row, game, Drawn(UiState.parse(ui)), [])
+        in_turn_hand = box.edits[(10 + seat, 20 + seat)]
+        others = {box.edits[(10 + s, 20 + s)] for s in range(5) if s != seat}
+        if phase == "auction":
+            assert box.edits[(group, 1)] == Priority.TURN
+        elif phase == "declaration":
+            assert box.edits[(group, 1)] == Priority.TABLE
+            assert in_turn_hand == Priority.TURN
+        else:
+            assert box.edits[(group, 1)] == Priority.TABLE
+            assert in_turn_hand == Priority.TURN and others == {Priority.IDLE}
+        seen.add(phase)
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+    assert seen == {"auction", "declaration", "play"}
+
+
+async def _no_results(game_id: int) -> list[Any]:
+    return []

@@ -267,3 +267,54 @@ def test_main_prints_one_line_without_token(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "BOT_TOKEN" in out.stderr
+
+
+def test_in_a_group_auction_the_hand_in_turn_is_urgent_only_with_a_private_call() -> None:
+    """The seat in turn bids in the group: its private hand is redrawn at the turns' rank
+    only when it offers a private-only call (an obbligato pick), else held like the
+    others'; in play, at a declaration and alone against computers it always is."""
+    from telegram import InlineKeyboardMarkup
+
+    from bot.budget import Priority
+    from bot.tables.render import hand_pressable, hand_urgency
+    from game import View
+
+    def urgency(view: View, markup: InlineKeyboardMarkup | None, *,
+                solo: bool = False) -> tuple[Priority, float]:
+        pressable = hand_pressable(view, markup, away=False, solo=solo)
+        return hand_urgency(view.phase, pressable=pressable, solo=solo, just_moved=False,
+                            trick_over=False, lazy=4.0)
+
+    seen = {"private call": 0, "nothing private": 0, "play": 0}
+    for seed in range(12):
+        game = Game.new(TableOptions(), rng=random.Random(seed))
+        rng = random.Random(seed)
+        while not game.is_over() and game.view(None).phase != "play":
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            markup = kb.private_keyboard("it", 1, view)
+            if view.phase == "auction":
+                assert urgency(view, kb.solo_keyboard("it", 1, view), solo=True)[0] \
+                    == Priority.TURN
+                if markup is None:
+                    seen["nothing private"] += 1
+                    assert urgency(view, markup) == (Priority.IDLE, 4.0)
+                else:
+                    seen["private call"] += 1
+                    assert urgency(view, markup) == (Priority.TURN, 0.0)
+            else:  # the declaration: its buttons are in the hand
+                assert markup is not None and urgency(view, markup) == (Priority.TURN, 0.0)
+            legal = game.legal_actions(seat)
+            passes = [a for a in legal if a.code == "P"]
+            game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        if not game.is_over():
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            seen["play"] += 1
+            assert urgency(view, kb.private_keyboard("it", 1, view)) == (Priority.TURN, 0.0)
+            other = game.view((seat + 1) % game.n)
+            assert urgency(other, kb.private_keyboard("it", 1, other)) \
+                == (Priority.IDLE, 4.0 * 15)
+    assert all(seen.values()), seen

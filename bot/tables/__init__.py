@@ -1,6 +1,9 @@
 """Running tables, as a small package whose imports run one way::
 
-    driver (moves, computer turns, seats, redraws, restarts)
+    driver (moves, computer turns, redraws, restarts)
+      -> seats (seats changing hands, chats gone; calls the driver back)
+           -> clock, render, outages
+      -> outages (storage outages as the groups see them)   -> state
       -> render (what each chat shows)   -> layout, state
       -> clock (turn timers; calls the driver back)   -> layout, state
       -> delivery (which version reached Telegram)    -> state

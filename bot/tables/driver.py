@@ -1,9 +1,11 @@
-"""Running tables: human actions, computer moves, seats changing, redraws, restarts.
+"""Running tables: human actions, computer moves, redraws, restarts.
 
 The UI is *reconciled* from the stored state after every change (:meth:`Tables.sync`,
 drawing with :class:`~bot.tables.render.Renderer`); the turn timers are the
-:class:`~bot.tables.clock.TurnClock`'s, which calls :meth:`Tables.timeout` back. Every
-write to a game goes through :class:`~bot.service.GameService`.
+:class:`~bot.tables.clock.TurnClock`'s, which calls :meth:`Tables.timeout` back; seats
+changing hands are :class:`~bot.tables.seats.Seats`', storage outages the
+:class:`~bot.tables.outages.StorageNotices`' (both called back for redraws). Every write
+to a game goes through :class:`~bot.service.GameService`.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from bot import players
 from bot.config import Settings
 from bot.i18n import tr
 from bot.outbox import Outbox, backoff
-from bot.prefs import is_private_chat
 from bot.render import texts
 from bot.service import AfkChange, Applied, GameService, Refused, result_from_json
 from bot.tables.clock import TurnClock
 from bot.tables.delivery import Delivery
 from bot.tables.layout import ChatLayout
+from bot.tables.outages import StorageNotices, announce
 from bot.tables.render import Drawn, Renderer
+from bot.tables.seats import Seats
 from bot.tables.state import prefs_of, ui_of, ui_patch
 from game import Game
 from game.events import BriscolaScored, CardPlayed, Event, SmazzataScored
@@ -39,8 +42,6 @@ from storage import Actor, GameRow, StorageUnavailable, repo, urgent
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two "cannot save" notices in the same group (one per outage).
-STORAGE_NOTICE_SECONDS = 300.0
 #: After a restart, matches that ended this recently still get their final messages if
 #: the bot stopped before delivering them; older ones are left alone.
 FINISHED_REDRAW_SECONDS = 7 * 24 * 3600
@@ -64,12 +65,14 @@ class Tables:
         self._again: set[int] = set()
         #: Games whose messages must be redrawn (a render failed) -> failures in a row.
         self._resync: dict[int, int] = {}
-        #: Groups told that moves cannot be saved -> when (cleared by the next saved move).
-        self._storage_told: dict[int, float] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._sync_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._closing = False
         self.migration_lock = asyncio.Lock()
+        self.notices = StorageNotices(service, outbox, self.background)
+        self.seats = Seats(app, service, outbox, self.clock, self.renderer,
+                           computer_level=settings.computer_level, background=self.background,
+                           refresh=self._refresh, stop_driver=self._stop_driver)
 
     @property
     def bot(self) -> Bot:
@@ -131,9 +134,9 @@ class Tables:
                     game_id, version, seat_of_player, code, "human", user_id, afk="reset"
                 )
             except StorageUnavailable as exc:
-                await self._storage_down_game(game_id, exc)
+                await self.notices.down_in_game(game_id, exc)
                 raise
-        self.storage_up(applied.row.chat_id)
+        self.notices.up(applied.row.chat_id)
         self.clock.cancel(game_id)
         return applied
 
@@ -171,7 +174,7 @@ class Tables:
                     log.warning("game %s: storage unavailable (%s): retry in %.1fs",
                                 game_id, exc.code, delay)
                     self._resync.setdefault(game_id, 0)
-                    await self._storage_down_game(game_id, exc)
+                    await self.notices.down_in_game(game_id, exc)
                     await asyncio.sleep(delay)
                     continue
                 failures = 0
@@ -227,7 +230,7 @@ class Tables:
             except Refused as exc:
                 log.error("computer move %s refused in game %s: %s", action, game_id, exc.code)
                 return None
-        self.storage_up(row.chat_id)
+        self.notices.up(row.chat_id)
         return applied
 
     async def timeout(self, game_id: int, version: int) -> None:
@@ -251,86 +254,37 @@ class Tables:
                                                afk="strike")
         except StorageUnavailable as exc:  # try again a little later
             log.warning("game %s: timeout move not saved (%s)", game_id, exc.code)
-            self.storage_down(row, exc)
+            self.notices.down(row, exc)
             if not self._closing:
                 self.clock.retry_timeout(game_id, version, 5.0)
             return
         if applied is None:
             return
         key = "afk.away" if applied.went_away else "afk.timeout"
-        await self.announce(row, tr(prefs_of(row).language, key,
-                                    name=texts.esc(seat.display_name)))
+        await announce(self.outbox, row, tr(prefs_of(row).language, key,
+                                            name=texts.esc(seat.display_name)))
         await self.sync(game_id, applied.events)
         self.kick(game_id)
 
-    # ------------------------------------------------------------------ seats changing
+    # ------------------------------------------------------------------ seats, outages
 
     async def im_back(self, game_id: int, user_id: int) -> None:
-        """"Sono tornato": the seat is the player's again (raises :class:`Refused`); the
-        announcement and the redraw follow in the background."""
-        row, seat = await self.service.seat_back(game_id, user_id)
-        text = tr(prefs_of(row).language, "afk.back", name=texts.esc(seat.display_name))
-        self.background(self._changed_seat(row, text))
-
-    async def _changed_seat(self, row: GameRow, text: str) -> None:
-        await self.announce(row, text)
-        await self.sync(row.game_id, [])
-        self.kick(row.game_id)
+        await self.seats.im_back(game_id, user_id)
 
     async def hand_to_computer(self, game_id: int, seat_no: int, reason: str) -> None:
-        """A player left (/esci) or blocked the bot: a computer plays the seat from now on."""
-        done = await self.service.hand_over(game_id, seat_no, self.settings.computer_level)
-        if done is None:
-            return
-        row, seat = done
-        lang = prefs_of(row).language
-        text = tr(lang, f"seat.{reason}", name=texts.esc(seat.display_name))
-        self.background(self._changed_seat(row, text))
+        await self.seats.hand_to_computer(game_id, seat_no, reason)
 
     async def private_forbidden(self, user_id: int) -> None:
-        """The user blocked the bot: remember it; computers take their running seats; their
-        tables alone in that chat end (nobody could see them)."""
-        await repo.set_private_ok(self.service.db, user_id, False)
-        rows = await repo.games_of_user(self.service.db, user_id)
-        if any(row.chat_id == user_id for row in rows):
-            self.background(self.chat_gone(user_id))
-        for row in rows:
-            seat = row.seat_of(user_id)
-            if row.status == "playing" and seat is not None and row.chat_id != user_id:
-                self.app.create_task(self.hand_to_computer(row.game_id, seat.seat, "blocked"))
+        await self.seats.private_forbidden(user_id)
 
     def show_cancelled(self, row: GameRow) -> None:
-        """/annulla: the table and every hand say so, without buttons."""
-        self.clock.game_over(row.game_id)
-        self.renderer.cancelled(row, ui_of(row))
+        self.seats.show_cancelled(row)
 
     async def chat_gone(self, chat_id: int) -> None:
-        """The bot was removed from a group: its lobby / running games end as cancelled
-        (the data stays: finished smazzate keep their scores); timers, computers and
-        pending edits of that chat stop."""
-        self.outbox.drop_chat(chat_id)
-        for row in await repo.list_unfinished_games(self.service.db):
-            if row.chat_id != chat_id:
-                continue
-            fresh = await self.service.cancel(row.game_id)
-            if fresh is None:
-                continue
-            log.warning("bot removed from chat %s: game %s cancelled", chat_id, row.game_id)
-            self.clock.cancel(row.game_id)
-            self._resync.pop(row.game_id, None)
-            task = self._drivers.pop(row.game_id, None)
-            if task is not None and task is not asyncio.current_task():
-                task.cancel()
-            if fresh.status == "playing":
-                self.renderer.cancelled(fresh, ui_of(fresh), table=False)
-        self.outbox.drop_chat(chat_id)
+        await self.seats.chat_gone(chat_id)
 
     async def forbidden(self, chat_id: int, reason: str) -> None:
-        """A 403 from Telegram: a user blocked the bot, or the bot left a group."""
-        if is_private_chat(chat_id):
-            await self.private_forbidden(chat_id)
-        elif "kicked" in reason.lower() or "not a member" in reason.lower():
-            self.background(self.chat_gone(chat_id))
+        await self.seats.forbidden(chat_id, reason)
 
     def background(self, coro: Any) -> asyncio.Task[None]:
         """Run ``coro`` on its own (it may cancel the task that asked for it)."""
@@ -340,33 +294,16 @@ class Tables:
         task.add_done_callback(_log_failure)
         return task
 
-    # ------------------------------------------------------------------ storage outages
+    async def _refresh(self, game_id: int) -> None:
+        """A seat changed: redraw, then let computers move and timers run."""
+        await self.sync(game_id, [])
+        self.kick(game_id)
 
-    def storage_down(self, row: GameRow, exc: StorageUnavailable) -> None:
-        """Moves of this game cannot be saved: tell its group once per outage."""
-        now = time.monotonic()
-        told = self._storage_told.get(row.chat_id)
-        if told is not None and now - told < STORAGE_NOTICE_SECONDS:
-            return
-        self._storage_told[row.chat_id] = now
-        log.warning("chat %s: moves cannot be saved (%s)", row.chat_id, exc.code)
-        text = tr(prefs_of(row).language, "storage.group_paused")
-        self.background(self.announce(row, text))
-
-    async def _storage_down_game(self, game_id: int, exc: StorageUnavailable) -> None:
-        try:
-            row = await self.service.fetch(game_id)
-        except StorageUnavailable:
-            return
-        if row is not None:
-            self.storage_down(row, exc)
-
-    def storage_up(self, chat_id: int) -> None:
-        """A move of this chat was saved: the outage (if any) is over."""
-        self._storage_told.pop(chat_id, None)
-
-    async def announce(self, row: GameRow, text: str) -> None:
-        await self.outbox.send(row.chat_id, text, thread_id=row.thread_id)
+    def _stop_driver(self, game_id: int) -> None:
+        self._resync.pop(game_id, None)
+        task = self._drivers.pop(game_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
     # ------------------------------------------------------------------ redraws
 

@@ -6,14 +6,21 @@ the :class:`~bot.outbox.Outbox`). It writes nothing itself: it fills a :class:`D
 record (new message ids, posted results) that the driver saves as a UI patch.
 
 Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the buttons of the seat
-in turn go first (its private hand, or the table while the auction's keyboard is in the
-group), then the table, then the hands of players who cannot act (when the bot's budget
-is short, these are the ones that wait, merged into one edit). What a waiting player
-sees: their hand is *held and merged* while the others play (during the auction up to
-``private_lazy_seconds``; in play until the trick ends), and always brought up to date at
-the end of each trick and when their turn comes (the current trick is then in their
-private message), and right after their own move; the group table shows every move as it
-happens.
+in turn go first (its private hand in play, or the table while the auction's keyboard is
+in the group), and so do new messages (a smazzata's results, the next smazzata's table
+and hands: a few per smazzata, and everything after them waits for them); then the
+table; then the hands of players who cannot act (when the bot's budget is short, these
+are the ones that wait, merged into one edit). In the auction the seat in turn bids in
+the group: its private hand is urgent only when it offers a private-only call (il monte,
+an obbligato pick), otherwise it is held like the others' (one call per bid, not two).
+
+What a waiting player sees: their hand is *held and merged* while the others play
+(during the auction up to ``private_lazy_seconds``; in play until the trick ends), and
+always brought up to date at the end of each trick and when their turn comes (the
+current trick is then in their private message), and right after their own move. The
+group table shows every move as it happens while the bot is within its budget; when many
+busy tables saturate it, a group gets a bounded share (:mod:`bot.budget`): its table is
+redrawn less often, each edit showing every move since the last one, never frozen.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from bot.render import texts
 from bot.service import names_of
 from bot.tables.layout import ChatLayout
 from bot.tables.state import UiState, prefs_of, seat_language
-from game import Game
+from game import Game, View
 from game.events import (
     BriscolaScored,
     DealVoided,
@@ -50,6 +57,31 @@ Result = SmazzataScored | BriscolaScored
 HELD_FACTOR = 15.0
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
+
+
+def hand_pressable(view: View, markup: InlineKeyboardMarkup | None, *, away: bool,
+                   solo: bool) -> bool:
+    """Whether a hand's message carries something its player can press now. In the
+    auction of a group the seat in turn bids in the group: its private message only counts
+    when it offers a private-only call (il monte, an obbligato pick)."""
+    if not view.legal or away:
+        return False
+    return solo or markup is not None
+
+
+def hand_urgency(phase: str, *, pressable: bool, solo: bool, just_moved: bool,
+                 trick_over: bool, lazy: float) -> tuple[Priority, float]:
+    """The priority of a hand's edit in Telegram's budget and how long it may be held
+    (merged with the next ones): see the module's docstring."""
+    if pressable:
+        return Priority.TURN, 0.0
+    if solo:  # alone, this message is the table too: never held
+        return Priority.TABLE, 0.0
+    if just_moved or trick_over:  # due now, after the turns and the tables
+        return Priority.IDLE, 0.0
+    if phase == "play":  # held until the trick ends or their turn comes
+        return Priority.IDLE, lazy * HELD_FACTOR
+    return Priority.IDLE, lazy
 
 
 def seat_names(row: GameRow, game: Game, lang: str) -> list[str]:
@@ -119,13 +151,15 @@ class Renderer:
             for i, result in enumerate(results, start=posted + 1):
                 over = game.is_over() and i == game.scored_count
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
-                await self.outbox.send(chat_id, text, thread_id=row.thread_id)
+                await self.outbox.send(chat_id, text, thread_id=row.thread_id,
+                                       priority=Priority.TURN)
                 drawn.set(scored=i)
             drawn.set(scored=game.scored_count)
         if game.is_over() and not drawn.ui.over and game.final is not None:
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
-            await self.outbox.send(chat_id, text, thread_id=row.thread_id)
+            await self.outbox.send(chat_id, text, thread_id=row.thread_id,
+                                   priority=Priority.TURN)
             drawn.set(over=True)
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
@@ -176,11 +210,12 @@ class Renderer:
         priority = Priority.TABLE
         if view.phase == "play":
             markup = self.hand_link(lang)
-        elif self._human_in_turn(row, game):
+        elif markup is not None and self._human_in_turn(row, game):
             priority = Priority.TURN  # the keyboard of the seat in turn is in the group
+        # (at the declaration the buttons are in the caller's hand: the table is a table)
         if drawn.ui.table is None:
             msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
-                                         priority=priority)
+                                         priority=Priority.TURN)
             if msg is not None:
                 drawn.set(table=msg.message_id, table_chat=msg.chat.id,
                           table_smz=game.smazzata_index)
@@ -226,26 +261,18 @@ class Renderer:
             else:
                 markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             key = (row.game_id, seat.seat)
-            pressable = bool(view.legal) and not seat.away
+            pressable = hand_pressable(view, markup, away=seat.away, solo=solo)
             just_moved = not pressable and key in self._pressable
             if pressable:
                 self._pressable.add(key)
             else:
                 self._pressable.discard(key)
             mid = drawn.ui.hands.get(seat.seat)
-            if pressable:
-                priority, delay = Priority.TURN, 0.0
-            elif solo:  # alone, this message is the table too: never held
-                priority, delay = Priority.TABLE, 0.0
-            elif just_moved or trick_over:  # due now, after the turns and the tables
-                priority, delay = Priority.IDLE, 0.0
-            elif view.phase == "play":  # held until the trick ends or their turn comes
-                priority, delay = Priority.IDLE, self.private_lazy_seconds * HELD_FACTOR
-            else:
-                priority, delay = Priority.IDLE, self.private_lazy_seconds
-            if mid is None:
-                msg = await self.outbox.send(chat, text, markup, priority=min(
-                    priority, Priority.TABLE))
+            priority, delay = hand_urgency(
+                view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
+                trick_over=trick_over, lazy=self.private_lazy_seconds)
+            if mid is None:  # a new smazzata: the cards to bid on unblock play
+                msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
                 if msg is not None:
                     drawn.set(hands={**drawn.ui.hands, seat.seat: msg.message_id})
                     if solo:
