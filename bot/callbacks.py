@@ -7,6 +7,10 @@ Forms (``gid`` = game id, ``v`` = game version the button was drawn for):
 * ``p:gid:v:pre:n``    points picker for a 2-level call, ``pre`` = ``t`` or ``o<rank>``, or
                        ``n`` for a point call of the a punti auction
 * ``x:gid:v``          back from a confirmation / picker to the normal keyboard
+* ``h:gid:smz:code``   a private-only call of the auction drawn for the whole smazzata
+                       ``smz`` (not one version): ``o<rank>`` (obbligato: opens the
+                       points picker at the player's turn) or ``M`` (monte: opens its
+                       confirmation); see :mod:`bot.features.auction`
 * ``l:gid:op``         lobby button: ``join``, ``leave``, ``cpu``, ``go``, ``set``,
                        ``fill-<level>`` (a private lobby: computers in every free seat)
 * ``s:op[:arg[:val]]`` settings menu of the chat the message is in
@@ -37,6 +41,8 @@ class Callback:
     game_id: int = 0
     version: int = -1
     parts: tuple[str, ...] = ()
+    #: The smazzata a ``h:`` button was drawn for (-1 for the other kinds).
+    smazzata: int = -1
 
 
 def _check(data: str) -> str:
@@ -61,6 +67,10 @@ def back(game_id: int, version: int) -> str:
     return _check(f"x:{game_id}:{version}")
 
 
+def hand_call(game_id: int, smazzata: int, code: str) -> str:
+    return _check(f"h:{game_id}:{smazzata}:{code}")
+
+
 def lobby(game_id: int, op: str) -> str:
     return _check(f"l:{game_id}:{op}")
 
@@ -77,7 +87,7 @@ def im_back(game_id: int) -> str:
     return _check(f"b:{game_id}")
 
 
-_ARITY = {"a": 2, "q": 2, "p": 3, "x": 1, "l": 1, "k": 1, "b": 0}
+_ARITY = {"a": 2, "q": 2, "p": 3, "x": 1, "h": 2, "l": 1, "k": 1, "b": 0}
 
 
 def parse(data: str | None) -> Callback:
@@ -96,14 +106,18 @@ def parse(data: str | None) -> Callback:
         raise BadCallback(data)
     game_id = int(rest[0])
     rest = rest[1:]
-    version = -1
-    if head in ("a", "q", "p", "x"):
+    version = smazzata = -1
+    counted = head in ("a", "q", "p", "x", "h")  # a version (a smazzata for ``h``) next
+    if counted:
         if not rest or not _NUMBER.match(rest[0]):
             raise BadCallback(data)
-        version = int(rest[0])
+        if head == "h":
+            smazzata = int(rest[0])
+        else:
+            version = int(rest[0])
         rest = rest[1:]
-    if len(rest) != _ARITY[head] - (1 if head in ("a", "q", "p", "x") else 0):
+    if len(rest) != _ARITY[head] - (1 if counted else 0):
         raise BadCallback(data)
     if not all(_SAFE.match(p) for p in rest) or game_id <= 0:
         raise BadCallback(data)
-    return Callback(head, game_id, version, tuple(rest))
+    return Callback(head, game_id, version, tuple(rest), smazzata)

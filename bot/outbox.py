@@ -282,11 +282,15 @@ class Outbox:
         self, chat_id: int, message_id: int, kb: InlineKeyboardMarkup | None,
         fallback_text: str, *, priority: int = Priority.TURN,
     ) -> None:
-        """Redraw only the keyboard of a message (picker / confirmation steps), queued
-        like any edit; ``fallback_text``: the message's text if never sent by us (e.g.
-        before a restart)."""
-        text = self._sent.get((chat_id, message_id), (fallback_text, ""))[0]
-        self._want(chat_id, message_id, text, kb, 0.0, priority, markup_only=True)
+        """Redraw the keyboard of a message (picker / confirmation steps), queued like any
+        edit; ``fallback_text``: the message's text if never sent by us (e.g. before a
+        restart). A newer text still waiting for that message (a held hand) goes with it,
+        in the same call, rather than being replaced by the old one."""
+        chat = self._chats.get(chat_id)
+        waiting = None if chat is None else chat.desired.get(message_id)
+        sent = self._sent.get((chat_id, message_id), (fallback_text, ""))[0]
+        text = sent if waiting is None else waiting.text
+        self._want(chat_id, message_id, text, kb, 0.0, priority, markup_only=text == sent)
 
     def _want(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None,

@@ -60,7 +60,7 @@ from game.actions import (
     canonical,
     parse_action,
 )
-from game.cards import CARD_POINTS, Card, Rank, trick_winner_index
+from game.cards import CARD_POINTS, RANK_CODES, Card, Rank, trick_winner_index
 from game.errors import IllegalAction
 from game.events import (
     AuctionWon,
@@ -431,10 +431,27 @@ class Game:
         if low <= MAX_POINTS:
             if in_mano or self._may_call_rank(seat, _DUE):
                 result += TWO_BIDS[low:]
-            if options.chiamata_obbligata:
+            if self._obbligato_open():
                 for row in self._obbligato_calls(seat):
                     result += row[low:]
         return result
+
+    def _obbligato_open(self) -> bool:
+        """Whether obbligato calls exist now: the option (R39), not a punti (R44), and a
+        call at points left (R35 (i))."""
+        options = self.options
+        return (options.chiamata_obbligata and not options.a_punti
+                and self._low_points <= MAX_POINTS)
+
+    def obbligato_options(self, seat: int) -> list[str]:
+        """The ranks (codes: ``"4"``, ``"F"``…) of the obbligato calls ``seat`` may make
+        at its turns for the rest of this auction, as far as is known now (R34, R35):
+        its hand's obbligato ranks while it has not passed and calls at points are left;
+        empty outside the auction. Out of turn too, so that a UI may offer them ahead;
+        at its turn :meth:`legal_actions` lists the calls themselves (with N)."""
+        if self._phase is not _AUCTION or self.passed[seat] or not self._obbligato_open():
+            return []
+        return [RANK_CODES[rank] for rank in sorted(self._obbligato_of(seat))]
 
     def _may_call_rank(self, seat: int, rank: int) -> bool:
         """R30: without in mano, no call of a rank whose four cards the seat holds."""

@@ -99,6 +99,9 @@ class View:
     side_wins: tuple[int, ...] = ()
     #: Plain Briscola: the last smazzata's result, like ``last_scored`` for chiamata.
     last_briscola: BriscolaScored | None = None
+    #: The viewer's obbligato ranks it may call at its turns for the rest of this
+    #: auction (:meth:`Game.obbligato_options`), known out of turn too; else empty.
+    obbligato_ranks: tuple[str, ...] = ()
 
 
 def build_view(game: Game, seat: int | None) -> View:
@@ -195,4 +198,5 @@ def build_view(game: Game, seat: int | None) -> View:
         side_points=side_points,
         side_wins=tuple(game.wins),
         last_briscola=game.last_briscola,
+        obbligato_ranks=tuple(game.obbligato_options(me)) if own else (),
     )

@@ -269,10 +269,11 @@ def test_main_prints_one_line_without_token(tmp_path: Path) -> None:
     assert out.stderr.strip().count("\n") == 0 and "BOT_TOKEN" in out.stderr
 
 
-def test_in_a_group_auction_the_hand_in_turn_is_urgent_only_with_a_private_call() -> None:
-    """The seat in turn bids in the group: its private hand is redrawn at the turns' rank
-    only when it offers a private-only call (an obbligato pick), else held like the
-    others'; in play, at a declaration and alone against computers it always is."""
+def test_in_a_group_auction_no_hand_is_redrawn_for_its_turn() -> None:
+    """The seat in turn bids in the group, and a group hand's private-only calls (its
+    obbligato ranks) are buttons drawn for the smazzata: shown out of turn too, the same
+    bid after bid, so no hand is urgent in a group's auction (one urgent call a bid).
+    Alone against computers, at a declaration and in play the hand in turn is urgent."""
     from telegram import InlineKeyboardMarkup
 
     from bot.budget import Priority
@@ -285,29 +286,41 @@ def test_in_a_group_auction_the_hand_in_turn_is_urgent_only_with_a_private_call(
         return hand_urgency(view.phase, pressable=pressable, solo=solo, just_moved=False,
                             trick_over=False, lazy=4.0)
 
-    seen = {"private call": 0, "nothing private": 0, "play": 0}
+    seen = {"obbligato in turn": 0, "obbligato out of turn": 0, "play": 0}
     for seed in range(12):
         game = Game.new(TableOptions(), rng=random.Random(seed))
         rng = random.Random(seed)
+        first: dict[int, list[str]] = {}
         while not game.is_over() and game.view(None).phase != "play":
             seat = game.current_seat()
             assert seat is not None
             view = game.view(seat)
-            markup = kb.private_keyboard("it", 1, view)
             if view.phase == "auction":
                 assert urgency(view, kb.solo_keyboard("it", 1, view), solo=True)[0] \
                     == Priority.TURN
-                if markup is None:
-                    seen["nothing private"] += 1
-                    assert urgency(view, markup) == (Priority.IDLE, 4.0)
-                else:
-                    seen["private call"] += 1
-                    assert urgency(view, markup) == (Priority.TURN, 0.0)
+                for other in range(game.n):
+                    oview = game.view(other)
+                    markup = kb.private_keyboard("it", 1, oview)
+                    data = kb.all_callback_data(markup)
+                    assert all(d.startswith("h:1:0:") for d in data), data
+                    assert urgency(oview, markup) == (Priority.IDLE, 4.0)
+                    if oview.passed[other]:
+                        assert not data
+                        continue
+                    # the same buttons from the deal on (no call at points is lost here)
+                    assert data == first.setdefault(other, data)
+                    if data:
+                        seen["obbligato in turn" if other == seat
+                             else "obbligato out of turn"] += 1
+                        ranks = {c[1:].split(".")[0] for c in oview.legal if c[0] == "o"}
+                        assert other != seat or {d[-1] for d in data} == ranks
             else:  # the declaration: its buttons are in the hand
+                markup = kb.private_keyboard("it", 1, view)
                 assert markup is not None and urgency(view, markup) == (Priority.TURN, 0.0)
             legal = game.legal_actions(seat)
             passes = [a for a in legal if a.code == "P"]
-            game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+            ranks = [a for a in legal if a.code.startswith("r")]
+            game.apply(seat, passes[0] if passes and game.bids else rng.choice(ranks or legal))
         if not game.is_over():
             seat = game.current_seat()
             assert seat is not None

@@ -140,10 +140,15 @@ def _obbligato_ranks(view: View) -> list[str]:
 
 
 def private_keyboard(
-    lang: str, game_id: int, view: View, *, away: bool = False
+    lang: str, game_id: int, view: View, *, away: bool = False, stable: bool = True
 ) -> InlineKeyboardMarkup | None:
     """The player's private keyboard: cards in play, suits at the declaration, private-only
-    calls (obbligato, monte) in the auction."""
+    calls (obbligato, monte) in the auction.
+
+    In the auction, ``stable`` (a group's hands): those calls are drawn for the whole
+    smazzata (``h:`` buttons, see :func:`stable_calls`), so the hand need not be redrawn
+    at every bid; otherwise (alone, where the message is redrawn at every move anyway)
+    they are drawn for this version from the seat's legal actions."""
     if view.seat is None:
         raise ValueError("private keyboards need a seat's view")
     if away:
@@ -170,6 +175,8 @@ def private_keyboard(
                 for c in suits
             ]
         )
+    if view.phase == "auction" and stable:
+        return stable_calls(lang, game_id, view)
     if view.phase == "auction":
         rows: list[list[InlineKeyboardButton]] = []
         low = view.min_call_points
@@ -181,6 +188,25 @@ def private_keyboard(
             rows.append([_btn(bid_text(lang, style, "M"), cb.confirm(game_id, v, "M"))])
         return markup(rows)
     return None
+
+
+def stable_calls(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
+    """A group hand's private-only calls for the rest of the auction, whoever is in turn:
+    one button per obbligato rank the core says this hand may call at its turns
+    (``View.obbligato_ranks``), and monte while the core offers it (out of turn, R17).
+    Their data names the smazzata, not the version: they stay valid bid after bid, and
+    open the points picker or the confirmation (drawn for the version of that moment)
+    when pressed (:mod:`bot.features.auction`)."""
+    style = view.options.deck_style.value
+    smazzata = view.smazzata
+    rows = [
+        [_btn(tr(lang, "btn.obbligato_pick", rank=rank_name(style, rank)),
+              cb.hand_call(game_id, smazzata, "o" + rank))]
+        for rank in view.obbligato_ranks
+    ]
+    if "M" in view.legal:
+        rows.append([_btn(bid_text(lang, style, "M"), cb.hand_call(game_id, smazzata, "M"))])
+    return markup(rows)
 
 
 def _card_naming(game_id: int, view: View) -> InlineKeyboardMarkup | None:
@@ -204,7 +230,7 @@ def solo_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup |
     rows: list[list[InlineKeyboardButton]] = []
     for markup_part in (
         auction_group_keyboard(lang, game_id, view) if view.current_seat == view.seat else None,
-        private_keyboard(lang, game_id, view),
+        private_keyboard(lang, game_id, view, stable=False),
     ):
         if markup_part is not None:
             rows += [list(row) for row in markup_part.inline_keyboard]

@@ -10,9 +10,16 @@ in turn go first (its private hand in play, or the table while the auction's key
 in the group), and so do new messages (a smazzata's results, the next smazzata's table
 and hands: a few per smazzata, and everything after them waits for them); then the
 table; then the hands of players who cannot act (when the bot's budget is short, these
-are the ones that wait, merged into one edit). In the auction the seat in turn bids in
-the group: its private hand is urgent only when it offers a private-only call (il monte,
-an obbligato pick), otherwise it is held like the others' (one call per bid, not two).
+are the ones that wait, merged into one edit).
+
+In a group's auction a bid costs one urgent call: the group's keyboard, where the next
+bidder bids. The hands carry the private-only calls (obbligato ranks, il monte) as
+buttons drawn for the whole smazzata (:func:`bot.render.keyboards.stable_calls`), pressed
+to open the picker or the confirmation at the player's turn
+(:mod:`bot.features.auction`): a hand is not redrawn for its player's turn, only when its
+text or its buttons change (monte gone after the first bid, the seat passed, the auction
+over), held like the others'. The one exception is a seat in turn whose hand gains a call
+it has not been shown yet (back from "away", a restart): that edit is a turn's.
 
 What a waiting player sees: their hand is *held and merged* while the others play
 (during the auction up to ``private_lazy_seconds``; in play until the trick ends), and
@@ -61,12 +68,12 @@ ResultsReader = Callable[[int], Awaitable[list[Result]]]
 
 def hand_pressable(view: View, markup: InlineKeyboardMarkup | None, *, away: bool,
                    solo: bool) -> bool:
-    """Whether a hand's message carries something its player can press now. In the
-    auction of a group the seat in turn bids in the group: its private message only counts
-    when it offers a private-only call (il monte, an obbligato pick)."""
+    """Whether a hand's message carries buttons drawn for this version that its player can
+    press now. In the auction of a group the seat in turn bids in the group, and the
+    hand's private-only calls are drawn for the whole smazzata: not for this version."""
     if not view.legal or away:
         return False
-    return solo or markup is not None
+    return solo or (markup is not None and view.phase != "auction")
 
 
 def hand_urgency(phase: str, *, pressable: bool, solo: bool, just_moved: bool,
@@ -115,6 +122,8 @@ class Renderer:
         self.bot_username = bot_username
         #: Private messages last drawn with something to press (their edits are urgent).
         self._pressable: set[tuple[int, int]] = set()
+        #: (game, seat) -> (message, callback data) of the buttons last asked for a hand.
+        self._buttons: dict[tuple[int, int], tuple[int, frozenset[str]]] = {}
         #: How long an edit of a private message that nobody can press may wait, so that
         #: several moves of the others become one edit (real seconds; tests scale it).
         self.private_lazy_seconds = 4.0
@@ -192,6 +201,7 @@ class Renderer:
             chat = None if seat is None else self.layout.hand_chat(seat)
             if seat is not None and chat is not None:
                 self._pressable.discard((row.game_id, seat.seat))
+                self._buttons.pop((row.game_id, seat.seat), None)
                 if is_private_chat(row.chat_id):  # alone: the hand's message was the table
                     continue
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "private.finished",
@@ -268,18 +278,31 @@ class Renderer:
             else:
                 self._pressable.discard(key)
             mid = drawn.ui.hands.get(seat.seat)
+            pressable = pressable or (view.current_seat == seat.seat and not seat.away
+                                      and self._new_buttons(key, mid, markup))
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds)
             if mid is None:  # a new smazzata: the cards to bid on unblock play
                 msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
                 if msg is not None:
-                    drawn.set(hands={**drawn.ui.hands, seat.seat: msg.message_id})
+                    mid = msg.message_id
+                    drawn.set(hands={**drawn.ui.hands, seat.seat: mid})
                     if solo:
                         drawn.set(table=msg.message_id, table_chat=msg.chat.id,
                                   table_smz=game.smazzata_index)
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
+            if mid is not None:
+                self._buttons[key] = (mid, frozenset(kb.all_callback_data(markup)))
+
+    def _new_buttons(self, key: tuple[int, int], mid: int | None,
+                     markup: InlineKeyboardMarkup | None) -> bool:
+        """Whether ``markup`` has a button not asked for that hand's message before (its
+        buttons drawn for the smazzata, e.g. back from "away", or after a restart)."""
+        asked = self._buttons.get(key)
+        known = asked[1] if asked is not None and asked[0] == mid else frozenset()
+        return not set(kb.all_callback_data(markup)) <= known
 
     def cancelled(self, row: GameRow, ui: UiState, *, table: bool = True) -> None:
         """/annulla, or the group is gone: the table and every hand say so, no buttons."""

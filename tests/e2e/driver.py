@@ -80,19 +80,22 @@ class Table:
             await self.press(user, private, f"a:{gid}:{v}:{code}")
         elif code == "P" or code.startswith("r"):
             await self.press(user, group, f"a:{gid}:{v}:{code}")
-        elif code in ("K", "M"):
-            chat = group if code == "K" else private
-            await self.press(user, chat, f"q:{gid}:{v}:{code}")
-            await self.press(user, chat, f"a:{gid}:{v}:{code}")
+        elif code == "K":
+            await self.press(user, group, f"q:{gid}:{v}:{code}")
+            await self.press(user, group, f"a:{gid}:{v}:{code}")
+        elif code == "M":  # the hand's monte button (drawn for the smazzata) asks first
+            await self.press(user, private, f"h:{gid}:{view.smazzata}:M")
+            await self.press(user, private, f"a:{gid}:{v}:{code}")
         elif code.startswith(("t", "o", "n")):
+            low = _low(view)
             if code.startswith(("t", "n")):  # "2 a N", a punti's "N": public calls
                 chat, prefix, target = group, code[0], int(code[1:])
-            else:
+                await self.press(user, chat, f"p:{gid}:{v}:{prefix}:{low}")
+            else:  # the hand's obbligato button (drawn for the smazzata) opens the picker
                 chat = private
                 prefix, points = code[1:].split(".")
                 prefix, target = "o" + prefix, int(points)
-            low = _low(view)
-            await self.press(user, chat, f"p:{gid}:{v}:{prefix}:{low}")
+                await self.press(user, chat, f"h:{gid}:{view.smazzata}:{prefix}")
             current = low
             while current != target:
                 step = max(s for s in (1, 5, 10) if current + s <= target)
