@@ -10,9 +10,12 @@ from bench.load import parse_args, report, run_bot
 
 async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: Path) -> None:
     args = parse_args([
-        "--tables", "2", "--seconds", "4", "--warmup", "5", "--echo-seconds", "2",
+        "--tables", "2", "--seconds", "4", "--warmup", "2", "--warmup-moves", "4",
+        "--echo-seconds", "2",
         "--echo-http", "httpx", "--grace", "10", "--think", "0.3", "--log-level", "WARNING",
     ])
+    # the window opens once both tables play (the groups' pacing spaces their first
+    # messages: right after the start-up a 4 s window could hold no click at all)
     figures = await run_bot(args, 2, tmp_path)
     assert figures.callbacks > 0 and figures.updates >= figures.callbacks
     assert figures.lost == 0
@@ -29,6 +32,11 @@ async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: 
     assert set(figures.per_move) == {"group", "turn", "other"}
     assert figures.per_move["group"] > 0  # (a short window: the auction, in the groups)
     assert 0 <= figures.staleness_p50 <= figures.staleness_p95 < 30
+    # the next-button waits of the window are those of the moves pressed in it, by place:
+    # the auction's in the group, the declaration's and the cards' in private
+    moves = figures.phases
+    assert abs(figures.turn_split["group"][0] - moves["auction"]) <= 2
+    assert abs(figures.turn_split["private"][0] - moves["declaration"] - moves["play"]) <= 2
     text = report([figures], args)
     assert text.splitlines()[2].startswith("| 2 | ")
     assert "the echo alongside" in text and "nothing lost" in text

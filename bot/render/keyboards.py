@@ -2,8 +2,9 @@
 
 The group auction keyboard is built from public facts only (the core's public calls,
 ``View.public_calls`` and ``View.min_call_points``), never from a hand: hand-dependent
-calls (obbligato, monte) are offered in the player's private chat. The core re-validates
-every press.
+calls (obbligato, monte) are offered in the player's private chat: in a group, as buttons
+drawn for the whole smazzata (:func:`stable_calls`, ``h:`` data), so that a hand is not
+redrawn for every bid; alone, for the current version. The core re-validates every press.
 """
 
 from __future__ import annotations
