@@ -49,6 +49,7 @@ from bot.tables.layout import ChatLayout
 from bot.tables.state import UiState, prefs_of, seat_language
 from game import Game, View
 from game.events import (
+    BidMade,
     BriscolaScored,
     DealVoided,
     Event,
@@ -257,6 +258,8 @@ class Renderer:
         Alone against computers (a private chat) the hand's message is also the table: it
         holds the auction's calls too, and is closed and replaced like a table."""
         trick_over = any(isinstance(e, TrickWon) for e in events)
+        # who made a private call: their hand still shows the picker they called from
+        bidders = {e.seat for e in events if isinstance(e, BidMade) and e.code[0] == "o"}
         solo = is_private_chat(row.chat_id)
         for seat in row.seats:
             chat = self.layout.hand_chat(seat)
@@ -272,7 +275,7 @@ class Renderer:
                 markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             key = (row.game_id, seat.seat)
             pressable = hand_pressable(view, markup, away=seat.away, solo=solo)
-            just_moved = not pressable and key in self._pressable
+            just_moved = not pressable and (key in self._pressable or seat.seat in bidders)
             if pressable:
                 self._pressable.add(key)
             else:

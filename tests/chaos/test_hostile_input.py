@@ -96,6 +96,12 @@ async def test_forged_and_random_callback_data_change_nothing(chaos: Chaos) -> N
         (mover, hand, f"p:{gid}:{version}:t:999"),
         (mover, hand, f"p:{gid}:{version}:o9:61"),
         (mover, hand, f"x:{gid}:{version + 9}"),
+        (mover, hand, f"h:{gid}:99:o5"),  # a hand's call of another smazzata
+        (mover, hand, f"h:{gid}:0:t"),  # not a private call
+        (mover, hand, f"h:{gid}:0:o9.61"),
+        (mover, hand, f"h:{gid}:0:M"),  # monte, not offered (off)
+        (mover, hand, f"h:{gid}:0"),
+        (outsider, group_msg, f"h:{gid}:0:M"),
         (mover, hand, f"b:{gid}"),  # "I'm back" while playing
         (mover, group_msg, f"l:{gid}:join"),  # lobby buttons of a started game
         (mover, group_msg, f"l:{gid}:go"),

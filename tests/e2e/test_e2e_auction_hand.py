@@ -120,6 +120,8 @@ async def test_a_bid_leaves_the_next_bidders_hand_alone_and_obbligato_opens_in_t
         row, game = await table.state()
         assert game.view(None).current_bid == code
         assert game.view(None).current_bidder == second
+        await bot.rt.outbox.drain()  # the picker gave way to the same buttons
+        assert buttons(tg.message(waiter, hand.message_id)) == stable
 
         # the auction ends: the button (if still shown) gets a clear answer, nothing moves
         await table.play(lambda v, rng: "P" if v.phase == "auction" else v.legal[0],
