@@ -24,9 +24,13 @@ tables at 27/s: ~9.3 s; measured: buttons p95 8.3 s), and the groups share the l
 (the outbox merges them). A group never freezes, but when Telegram's ~30 calls a second
 cannot give every group an edit per pacing interval *and* every player their buttons, the
 buttons win. The hands of players who cannot act get nothing then (they are brought up
-to date when their turn comes). In the auction the group table *is* the keyboard of the
-seat in turn (a turn), plus the bidder's hand when it offers an obbligato call: ~1.65
-urgent calls a bid, so at 200 tables a bid waits ~11-13 s for its keyboard.
+to date when their turn comes). In a group's auction the group table *is* the keyboard
+of the seat in turn, and a bid costs that one urgent call: the hands' private-only calls
+(obbligato, monte) are buttons drawn for the whole smazzata, not redrawn for each
+bidder's turn (:mod:`bot.tables.render`). Measured at 200 tables in the auction (window
+after 50 s of warm-up): the bot's side of the next button p50/p95 6.4/8.2 s, 0.95 group
+and 0.10 private calls a move (it was 10.8/11.9 s with the bidder's hand redrawn too,
+1.03 group and 0.72 private calls a move).
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.

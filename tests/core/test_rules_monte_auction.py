@@ -266,6 +266,26 @@ def test_R39_obbligato_calls_are_illegal_when_disabled() -> None:
     assert refusal(game, 1, "o6.61") == "option_disabled"
 
 
+def test_obbligato_options_are_the_hands_calls_for_the_rest_of_the_auction() -> None:
+    """What a UI may show ahead (out of turn): the ranks of R34/R35 while the seat has
+    not passed and a call at points is left; at its turn, exactly its legal calls'."""
+    game = deal({1: E5_HAND, 2: "3c Rc Cc Fc As 3s Cb Fb", 3: "2s 4s 5s 6s Cd Fd 7d 6d"})
+    assert sorted(game.obbligato_options(1)) == ["4", "6"]
+    assert list(game.view(1).obbligato_ranks) == game.obbligato_options(1)
+    assert game.obbligato_options(3) == ["7"]  # out of turn too
+    assert game.obbligato_options(2) == [] and game.view(None).obbligato_ranks == ()
+    ranks = sorted({c[1:].split(".")[0] for c in codes(game, 1) if c[0] == "o"})
+    assert sorted(game.obbligato_options(1)) == ranks  # at its turn: its legal calls
+    run(game, [(1, "r5"), (2, "t119")])
+    assert sorted(game.obbligato_options(1)) == ["4", "6"]  # 120 is still open
+    act(game, 3, "P")
+    assert game.obbligato_options(3) == []  # passed
+    act(game, 4, "t120")
+    assert game.obbligato_options(1) == []  # no call at points left
+    assert deal({1: E5_HAND}, chiamata_obbligata=False).obbligato_options(1) == []
+    assert deal({1: E5_HAND}, a_punti=True).obbligato_options(1) == []
+
+
 # --- a carichi (R40–R43) ---------------------------------------------------------------
 
 
