@@ -5,13 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from game import ACTIONS, Game, IllegalAction, TableOptions, parse_action, parse_card
 from game.actions import Action
-from game.events import Event
+from game.events import BriscolaScored, Dealt, Event, SmazzataScored
 from game.scoring import ContractScore, score_contract
 
 #: The on/off table options; ALL_COMBINATIONS is every one of their 128 combinations.
@@ -82,6 +82,39 @@ def random_move(game: Game, rng: random.Random) -> tuple[int, Action]:
             if other != seat and monte:
                 return other, monte[0]
     return seat, legal[rng.randrange(len(legal))]
+
+
+def play_random(
+    options: TableOptions,
+    seed: int,
+    *,
+    before_move: Callable[[Game, random.Random], None],
+    after_smazzata: Callable[[list[Event], Game], None],
+    json: bool,
+) -> Game:
+    r"""Play a match of :func:`random_move`\ s: ``before_move(game, rng)`` before each move,
+    ``after_smazzata(events, game)`` on the events of each scored smazzata (its Dealt to
+    its score). With ``json`` each move is applied to a JSON round-trip of the game too,
+    which must give the same events and the same JSON."""
+    game = Game.new(options, random.Random(seed))
+    rng = random.Random(seed + 1)
+    start = 0
+    while not game.is_over():
+        before_move(game, rng)
+        seat, action = random_move(game, rng)
+        if json:
+            restored = Game.from_json(game.to_json())
+            assert restored.to_json() == game.to_json()
+            assert restored.apply(seat, action) == game.apply(seat, action)
+            assert restored.to_json() == game.to_json()
+        else:
+            game.apply(seat, action)
+        for i in range(start, len(game.history)):
+            if isinstance(game.history[i], SmazzataScored | BriscolaScored):
+                begin = max(j for j in range(i) if isinstance(game.history[j], Dealt))
+                after_smazzata(game.history[begin : i + 1], game)
+                start = i + 1
+    return game
 
 
 def cards(text: str) -> list[int]:

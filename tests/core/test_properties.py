@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from game import Game, TableOptions
 from game.cards import CARD_POINTS
 from game.events import CardPlayed, Dealt, PartnerRevealed, SmazzataScored, TrickWon, TrumpRevealed
-from tests.core.helpers import ALL_COMBINATIONS, check_legality, random_move
+from tests.core.helpers import ALL_COMBINATIONS, check_legality, play_random, random_move
 
 
 def oracle_winner(plays: list[int], trump: int | None) -> int:
@@ -75,28 +75,19 @@ def check_view_secrecy(game: Game) -> None:
 def play_checked(
     options: TableOptions, seed: int, *, views: bool, legality: str | None, json: bool
 ) -> Game:
-    game = Game.new(options, random.Random(seed))
-    rng = random.Random(seed + 1)
-    start = 0
-    while not game.is_over():
+    def before_move(game: Game, rng: random.Random) -> None:
         if views:
             check_view_secrecy(game)
         if legality:
             check_legality(game, rng, sample=None if legality == "full" else 25)
-        seat, action = random_move(game, rng)
-        if json:
-            restored = Game.from_json(game.to_json())
-            assert restored.to_json() == game.to_json()
-            assert restored.apply(seat, action) == game.apply(seat, action)
-            assert restored.to_json() == game.to_json()
-        else:
-            game.apply(seat, action)
-        for i in range(start, len(game.history)):
-            if isinstance(game.history[i], SmazzataScored):
-                begin = max(j for j in range(i) if isinstance(game.history[j], Dealt))
-                check_smazzata_invariants(game.history[begin : i + 1], options)
-                start = i + 1
-    return game
+
+    return play_random(
+        options,
+        seed,
+        before_move=before_move,
+        after_smazzata=lambda events, game: check_smazzata_invariants(events, game.options),
+        json=json,
+    )
 
 
 def test_thousands_of_random_smazzate_in_every_option_combination() -> None:

@@ -27,7 +27,7 @@ from game.events import (
     TrickWon,
 )
 from game.scoring import score_contract
-from tests.core.helpers import BOOLEAN_OPTIONS, VARIANTS, check_legality, random_move
+from tests.core.helpers import BOOLEAN_OPTIONS, VARIANTS, check_legality, play_random
 from tests.core.test_properties import oracle_winner
 
 #: Chiamata option combinations worth crossing with the table sizes (a sample of the
@@ -139,27 +139,15 @@ def check_views(game: Game) -> None:
 
 
 def play(options: TableOptions, seed: int, *, views: bool, json: bool, legality: bool) -> Game:
-    game = Game.new(options, random.Random(seed))
-    rng = random.Random(seed + 1)
-    start = 0
-    while not game.is_over():
+    def before_move(game: Game, rng: random.Random) -> None:
         if views:
             check_views(game)
         if legality:
             check_legality(game, rng, sample=30)
-        seat, action = random_move(game, rng)
-        if json:
-            restored = Game.from_json(game.to_json())
-            assert restored.apply(seat, action) == game.apply(seat, action)
-            assert restored.to_json() == game.to_json()
-        else:
-            game.apply(seat, action)
-        for i in range(start, len(game.history)):
-            if isinstance(game.history[i], SmazzataScored | BriscolaScored):
-                begin = max(j for j in range(i) if isinstance(game.history[j], Dealt))
-                check_smazzata(game.history[begin : i + 1], game)
-                start = i + 1
-    return game
+
+    return play_random(
+        options, seed, before_move=before_move, after_smazzata=check_smazzata, json=json
+    )
 
 
 def options_for(table: dict[str, Any], length: int) -> TableOptions:
