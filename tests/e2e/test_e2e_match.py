@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from game import View
+from bot.service import match_prefs
+from game import Game, View
 from storage import repo
 from tests.conftest import make_bot
-from tests.e2e.driver import Table
+from tests.e2e.driver import Policy, Table
 
 NAMES = ["Al<i>ce & co", "Bōb", "Chiara 🃏", "Дмитрий", "李 &amp; <b>"]
 
@@ -69,6 +70,13 @@ async def set_options(table: Table, admin: Any, wanted: dict[str, str]) -> None:
         assert current_value(prefs, key) == value
 
 
+#: Only a player's own private message may show these (a hand, the turn, R107's cards, the
+#: card drawn, a punti's naming).
+PRIVATE_MARKERS = ("Le tue carte", "Your cards", "Tocca a te", "Your turn",
+                   "Hai pescato", "You drew", "Carte del compagno", "Your partner's cards",
+                   "Punti della coppia", "Your pair's points", "Nomina la carta")
+
+
 def group_texts(tg: Any, group: Any) -> list[str]:
     """Every text the bot ever showed in the group, including earlier edit versions."""
     out = []
@@ -86,7 +94,7 @@ async def check_clean(tg: Any, table: Table) -> None:
     assert not tg.flood_violations
     texts = group_texts(tg, table.group)
     for text in texts:
-        for marker in ("Le tue carte", "Your cards", "Tocca a te", "Your turn"):
+        for marker in PRIVATE_MARKERS:
             assert marker not in text, text
     # no group button may be a card or suit action
     for m in tg.chat_messages(table.group, from_bot=True):
@@ -94,6 +102,22 @@ async def check_clean(tg: Any, table: Table) -> None:
             if b.callback_data and b.callback_data.startswith("a:"):
                 code = b.callback_data.split(":")[3]
                 assert not code.startswith(("c", "s", "o", "M")), b
+
+
+async def finish(tg: Any, bot: Any, table: Table, policy: Policy) -> tuple[Any, Game, Game]:
+    """Play to the end; check the chats; return the row, the game and its replay from the
+    stored action log (which must give the same game)."""
+    await table.play(policy)
+    row, game = await table.state()
+    assert row.status == "finished" and game.is_over()
+    await tg.wait_for_message(table.group, "Partita finita")
+    await bot.rt.outbox.drain()
+    await check_clean(tg, table)
+    actions = await repo.load_actions(bot.rt.db, row.game_id)
+    replay = Game.replay(match_prefs(row).options, row.seed,
+                         [(a.seat, a.code) for a in actions])
+    assert replay.to_json() == game.to_json()
+    return row, game, replay
 
 
 def call_counts(tg: Any) -> dict[str, int]:
@@ -184,12 +208,7 @@ async def test_full_match_five_humans(tg: Any, database_url: str, delivery: str)
         await tg.wait_for_message(table.group, "Smazzata 1")
         tg.clear_log()
         await check_refusals(tg, table)
-        await table.play(feature_policy)
-        row, game = await table.state()
-        assert row.status == "finished" and game.is_over()
-        await tg.wait_for_message(table.group, "Partita finita")
-        await bot.rt.outbox.drain()
-        await check_clean(tg, table)
+        row, game, _ = await finish(tg, bot, table, feature_policy)
         await check_scores(table)
         if delivery == "webhook":  # every update came by POST, none was refused
             assert not tg.calls_to("getUpdates")

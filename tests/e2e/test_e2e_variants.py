@@ -23,11 +23,7 @@ from game.events import BriscolaScored, MatchOver
 from storage import repo
 from tests.conftest import make_bot
 from tests.e2e.driver import Policy, Table
-from tests.e2e.test_e2e_match import check_clean, group_texts
-
-#: Only a player's own private message may show these (R107, the card drawn).
-PRIVATE_MARKERS = ("Hai pescato", "You drew", "Carte del compagno", "Your partner's cards",
-                   "Punti della coppia", "Your pair's points", "Nomina la carta")
+from tests.e2e.test_e2e_match import finish, group_texts
 
 
 def variant_policy(view: View, rng: random.Random) -> str:
@@ -95,26 +91,6 @@ async def open_variant(
     return table
 
 
-async def finish(
-    tg: Any, bot: Any, table: Table, policy: Policy = variant_policy
-) -> tuple[Any, Game, Game]:
-    """Play to the end; check the chats; return the row, the game and its replay."""
-    await table.play(policy)
-    row, game = await table.state()
-    assert row.status == "finished" and game.is_over()
-    await tg.wait_for_message(table.group, "Partita finita")
-    await bot.rt.outbox.drain()
-    await check_clean(tg, table)
-    for text in group_texts(tg, table.group):
-        for marker in PRIVATE_MARKERS:
-            assert marker not in text, text
-    actions = await repo.load_actions(bot.rt.db, row.game_id)
-    replay = Game.replay(match_prefs(row).options, row.seed,
-                         [(a.seat, a.code) for a in actions])
-    assert replay.to_json() == game.to_json()
-    return row, game, replay
-
-
 async def check_chiamata_board(bot: Any, table: Table, row: Any, replay: Game) -> None:
     """The chat's chiamata board holds exactly the replayed totals of the people."""
     board = {r.user_id: r.total for r in await repo.leaderboard(bot.rt.db, table.group.id)}
@@ -149,7 +125,7 @@ async def test_chiamata_four_with_il_morto(tg: Any, tmp_path: Path) -> None:
     bot = await make_bot(tg, tmp_path / "bot.db", computer_delay_seconds=0.02).start()
     try:
         table = await open_variant(tg, bot, "chiamata 4", 3, options={"match_end": "hands:1"})
-        row, game, replay = await finish(tg, bot, table)
+        row, game, replay = await finish(tg, bot, table, variant_policy)
         assert game.n == 5 and game.morto is not None and row.seat(game.morto) is None
         texts = "\n".join(group_texts(tg, table.group))
         assert "💀 il morto" in texts
@@ -202,7 +178,7 @@ async def test_plain_briscola(tg: Any, tmp_path: Path, players: int) -> None:
         humans = 2
         table = await open_variant(tg, bot, f"briscola {players}", humans,
                                    options={"briscola_match": "rounds:1"})
-        row, game, replay = await finish(tg, bot, table)
+        row, game, replay = await finish(tg, bot, table, variant_policy)
         assert game.n == players
         texts = "\n".join(group_texts(tg, table.group))
         assert "scoperta sotto il mazzo" in texts and "Mazzo: " in texts
