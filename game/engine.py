@@ -271,7 +271,9 @@ class Game:
         self._obbligato_cache: dict[int, dict[int, list[int]]] = {}
         self._obbligato_rows: dict[int, tuple[tuple[Action, ...], ...]] = {}
         #: The lowest N a point call may name (R21, R44) and the rank calls still open
-        #: (R20 b): both follow from the current call, kept by the fold of BidMade.
+        #: (R20 b: below the current call, before R30; none once at "2 a N", and never
+        #: under a punti, R44): both follow from the current call, kept by the fold of
+        #: BidMade.
         self._low_points = MIN_POINTS
         self._open_ranks: tuple[Action, ...] = () if self.options.a_punti else self._ranks_below[0]
         # plain Briscola
@@ -377,15 +379,10 @@ class Game:
         if self._phase is not _AUCTION:
             return []
         result: list[Action] = [PASS]
-        result.extend(self._callable_ranks())
+        result.extend(self._open_ranks)
         if self.options.a_carichi:
             result.append(CARICHI)
         return result
-
-    def _callable_ranks(self) -> tuple[Action, ...]:
-        """Rank calls below the current call, before R30 (empty once at "2 a N", and
-        always under a punti, R44); kept by the fold."""
-        return self._open_ranks
 
     def _obbligato_of(self, seat: int) -> dict[int, list[int]]:
         """R34 for ``seat``'s hand, computed once a deal: hands do not change before
@@ -440,8 +437,7 @@ class Game:
         """Whether obbligato calls exist now: the option (R39), not a punti (R44), and a
         call at points left (R35 (i))."""
         options = self.options
-        return (options.chiamata_obbligata and not options.a_punti
-                and self._low_points <= MAX_POINTS)
+        return options.chiamata_obbligata and not options.a_punti and self._low_points <= MAX_POINTS
 
     def obbligato_options(self, seat: int) -> list[str]:
         """The ranks (codes: ``"4"``, ``"F"``…) of the obbligato calls ``seat`` may make
@@ -730,12 +726,7 @@ class Game:
     def _end_trick(self) -> None:
         """The last card of a trick is down: R53's reveals, the winner (R59), the draws
         of plain Briscola (R105) and, after the last trick, the score."""
-        if (
-            self.trick_no == 0
-            and self._buio_first_trick()
-            and self.trump is not None
-            and self.called_card is not None
-        ):
+        if self._buio_first_trick() and self.trump is not None and self.called_card is not None:
             # R53: suit first, then the socio, then the winner of trick 1.
             self._emit(TrumpRevealed(self.trump, self.called_card))
             if self.called_card in self.trick:
