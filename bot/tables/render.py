@@ -273,6 +273,7 @@ class Renderer:
                 markup = kb.solo_keyboard(plang, row.game_id, view)
             else:
                 markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
+            buttons = frozenset(kb.all_callback_data(markup))
             key = (row.game_id, seat.seat)
             pressable = hand_pressable(view, markup, away=seat.away, solo=solo)
             just_moved = not pressable and (key in self._pressable or seat.seat in bidders)
@@ -282,7 +283,7 @@ class Renderer:
                 self._pressable.discard(key)
             mid = drawn.ui.hands.get(seat.seat)
             pressable = pressable or (view.current_seat == seat.seat and not seat.away
-                                      and self._new_buttons(key, mid, markup))
+                                      and self._new_buttons(key, mid, buttons))
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds)
@@ -297,15 +298,15 @@ class Renderer:
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
             if mid is not None:
-                self._buttons[key] = (mid, frozenset(kb.all_callback_data(markup)))
+                self._buttons[key] = (mid, buttons)
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,
-                     markup: InlineKeyboardMarkup | None) -> bool:
-        """Whether ``markup`` has a button not asked for that hand's message before (its
+                     buttons: frozenset[str]) -> bool:
+        """Whether ``buttons`` has one not asked for that hand's message before (its
         buttons drawn for the smazzata, e.g. back from "away", or after a restart)."""
         asked = self._buttons.get(key)
         known = asked[1] if asked is not None and asked[0] == mid else frozenset()
-        return not set(kb.all_callback_data(markup)) <= known
+        return not buttons <= known
 
     def cancelled(self, row: GameRow, ui: UiState, *, table: bool = True) -> None:
         """/annulla, or the group is gone: the table and every hand say so, no buttons."""
