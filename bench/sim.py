@@ -112,9 +112,9 @@ class BotProcess:
         return self.proc is not None and self.proc.returncode is None
 
     async def start(self, timeout: float = 30.0) -> None:
-        """Spawn the process and wait for its first getUpdates, or its setWebhook in
-        webhook mode (start-up done: settings read, database opened and migrated, running
-        games resumed)."""
+        """Spawn the process and wait for its first getUpdates, or in webhook mode its
+        setWebhook and its server listening (start-up done: settings read, database
+        opened and migrated, running games resumed)."""
         assert not self.running, "already running"
         self.workdir.mkdir(parents=True, exist_ok=True)
         first_new = len(self.tg.calls)
@@ -142,12 +142,38 @@ class BotProcess:
 
         try:
             await self.tg.wait_until(polling, timeout, what=f"{self.name} to start polling")
+            await self._webhook_listening(timeout)
         except Exception:
             if proc.returncode is not None:
                 raise BotDied(
                     f"{self.name} exited with {proc.returncode}:\n{self.log_tail()}"
                 ) from None
             raise
+
+    async def _webhook_listening(self, timeout: float) -> None:
+        """In webhook mode, wait until the bot's server accepts connections: PTB calls
+        setWebhook *before* it starts listening (Telegram retries an update it could not
+        deliver; a test should not send one into that gap)."""
+        port = self.extra_env.get("WEBHOOK_PORT")
+        if not self.extra_env.get("WEBHOOK_URL") or not port:
+            return
+        host = self.extra_env.get("WEBHOOK_LISTEN", "127.0.0.1")
+        if host in ("0.0.0.0", "::"):
+            host = "127.0.0.1"
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            try:
+                _, writer = await asyncio.open_connection(host, int(port))
+            except OSError:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise TimeoutError(f"{self.name}'s webhook server never listened") from None
+                if self.proc is not None and self.proc.returncode is not None:
+                    raise BotDied(f"{self.name} exited with {self.proc.returncode}") from None
+                await asyncio.sleep(0.02)
+                continue
+            writer.close()
+            await writer.wait_closed()
+            return
 
     async def kill(self) -> None:
         """SIGKILL: no clean-up of any kind happens in the bot."""
