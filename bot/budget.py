@@ -72,6 +72,8 @@ class ChatPace:
     #: The next slot of the steady schedule.
     next_at: float = 0.0
     sent: deque[float] = field(default_factory=deque)
+    #: :meth:`assume_used` applied already.
+    assumed: bool = False
 
     def ready_at(self, now: float) -> float:
         """When the next call may go (``now`` or later)."""
@@ -95,12 +97,35 @@ class ChatPace:
         """The process before a restart may have used the budget up to its death, evenly
         paced: the window is taken as full at that pace, its last call one interval ago
         (the restart itself took longer than that), so one call may go now, the next one
-        an interval later; and the rolling window never sees more than ``per_window``."""
+        an interval later; and the rolling window never sees more than ``per_window``.
+        Only when nothing better is known (the pacing kept across restarts could not be
+        read, see :mod:`bot.tables.pacing`); once per chat (assumed twice, the window
+        held twice the calls, and the chat waited half a minute)."""
+        if self.assumed:
+            return
+        self.assumed = True
         if self.per_window and self.interval > 0:
             n = min(self.per_window, int(self.window / self.interval))
             past = [now - i * self.interval for i in range(n, 0, -1)]
             self.sent = deque(sorted({*self.sent, *past}))
         self.next_at = max(self.next_at, now + (self.burst - 1) * self.interval)
+
+    def restore(self, next_at: float, sent: list[float]) -> None:
+        """The state a process before this one left (kept across restarts; monotonic
+        times of this process)."""
+        self.next_at = max(self.next_at, next_at)
+        if self.per_window:
+            self.sent = deque(sorted([*self.sent, *sent])[-self.per_window:])
+
+    def assume_calls_between(self, start: float, until: float) -> None:
+        """Calls the process before may have made after it last saved the pacing
+        (``start``) and before it died (``until`` at the latest), at this pace: taken as
+        made, at the earliest slots the pace allowed."""
+        for _ in range(self.burst + int((until - start) / max(self.interval, 1e-3)) + 1):
+            at = self.ready_at(start)
+            if at > until:
+                return
+            self.reserve(at)
 
 
 class _Waiter:

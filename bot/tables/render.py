@@ -32,6 +32,7 @@ redrawn less often, each edit showing every move since the last one, never froze
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,14 @@ Result = SmazzataScored | BriscolaScored
 #: In play, the hand of a player who cannot act waits for the end of the trick (or their
 #: turn) — at most this many times ``private_lazy_seconds`` (a minute by default).
 HELD_FACTOR = 15.0
+#: In a group's auction the bidder in turn also gets the bids in their private hand when
+#: the group's keyboard cannot be redrawn within this many of the group's pacing
+#: intervals, i.e. other group calls are reserved before it (a group gets ~20 calls a
+#: minute, a private chat its own budget): at a new smazzata the group's first calls are
+#: the results and the new table, and the first bids waited for them (issue 18: the
+#: auction's next button p95 was 12 s at 50 tables). Otherwise one interval is the floor
+#: of a keyboard that lives in the group, and a bid costs that one urgent call.
+GROUP_LATE = 1.0
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
 
@@ -78,10 +87,13 @@ def hand_pressable(view: View, markup: InlineKeyboardMarkup | None, *, away: boo
 
 
 def hand_urgency(phase: str, *, pressable: bool, solo: bool, just_moved: bool,
-                 trick_over: bool, lazy: float) -> tuple[Priority, float]:
+                 trick_over: bool, lazy: float, pressed_here: bool = False,
+                 ) -> tuple[Priority, float]:
     """The priority of a hand's edit in Telegram's budget and how long it may be held
-    (merged with the next ones): see the module's docstring."""
-    if pressable:
+    (merged with the next ones): see the module's docstring. ``pressed_here``: the
+    player just pressed a button of this message; showing the press is part of
+    answering it."""
+    if pressable or pressed_here:
         return Priority.TURN, 0.0
     if solo:  # alone, this message is the table too: never held
         return Priority.TABLE, 0.0
@@ -130,8 +142,13 @@ class Renderer:
         self.private_lazy_seconds = 4.0
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
-                   events: Sequence[Event]) -> None:
-        """Bring every message of ``row`` in line with ``game`` (fills ``drawn``)."""
+                   events: Sequence[Event], pressed: tuple[int, int] | None = None) -> None:
+        """Bring every message of ``row`` in line with ``game`` (fills ``drawn``).
+
+        ``pressed``: the message (chat, id) whose button made the move: its redraw shows
+        the presser their own move, and goes first (part of answering the press). The
+        group's messages and the hands go at the same time: a new smazzata's hands (the
+        first bidder's buttons) do not wait for the group's results and table."""
         prefs = prefs_of(row)
         lang, style = prefs.language, prefs.options.deck_style.value
         names = seat_names(row, game, lang)
@@ -144,10 +161,21 @@ class Renderer:
         ):
             self._close_smazzata(row, drawn.ui, events, names, lang, style)
             drawn.set(table=None, hands=None)
-        await self._post_results(row, game, drawn, names, lang, style, chat_id)
-        if not game.is_over():
-            await self._draw_table(row, game, drawn, names, lang, chat_id)
-            await self._draw_hands(row, game, drawn, names, lang, events)
+
+        async def group() -> None:
+            await self._post_results(row, game, drawn, names, lang, style, chat_id)
+            if not game.is_over():
+                await self._draw_table(row, game, drawn, names, lang, chat_id, pressed)
+
+        async def hands() -> None:
+            if not game.is_over():
+                await asyncio.sleep(0)  # the group's first call is reserved first
+                await self._draw_hands(row, game, drawn, names, lang, events, pressed, chat_id)
+
+        failed = [r for r in await asyncio.gather(group(), hands(), return_exceptions=True)
+                  if isinstance(r, BaseException)]
+        if failed:  # (both finished: what they sent is in ``drawn``)
+            raise failed[0]
         if drawn.ui.drawn != row.version:
             drawn.chats = self.layout.chats(row) | {chat_id}
 
@@ -211,7 +239,7 @@ class Renderer:
 
     async def _draw_table(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
-        chat_id: int,
+        chat_id: int, pressed: tuple[int, int] | None = None,
     ) -> None:
         if is_private_chat(row.chat_id):
             return  # alone: the hand's message shows the table (see _draw_hands)
@@ -223,6 +251,8 @@ class Renderer:
             markup = self.hand_link(lang)
         elif markup is not None and self._human_in_turn(row, game):
             priority = Priority.TURN  # the keyboard of the seat in turn is in the group
+        if pressed is not None and pressed == (chat_id, drawn.ui.table):
+            priority = Priority.TURN  # the presser's own message
         # (at the declaration the buttons are in the caller's hand: the table is a table)
         if drawn.ui.table is None:
             msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
@@ -248,7 +278,8 @@ class Renderer:
 
     async def _draw_hands(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
-        events: Sequence[Event],
+        events: Sequence[Event], pressed: tuple[int, int] | None = None,
+        table_chat: int | None = None,
     ) -> None:
         """Each human's private message. Edits are urgent for whoever can press something
         now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
@@ -269,13 +300,15 @@ class Renderer:
             view = game.view(seat.seat)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
-            if solo and not seat.away:
-                markup = kb.solo_keyboard(plang, row.game_id, view)
+            bidding = (not solo and not seat.away and table_chat is not None
+                       and self._bids_in_hand(view, seat.seat, table_chat))
+            if (solo or bidding) and not seat.away:
+                markup = kb.solo_keyboard(plang, row.game_id, view, stable=not solo)
             else:
                 markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             buttons = frozenset(kb.all_callback_data(markup))
             key = (row.game_id, seat.seat)
-            pressable = hand_pressable(view, markup, away=seat.away, solo=solo)
+            pressable = bidding or hand_pressable(view, markup, away=seat.away, solo=solo)
             just_moved = not pressable and (key in self._pressable or seat.seat in bidders)
             if pressable:
                 self._pressable.add(key)
@@ -286,7 +319,8 @@ class Renderer:
                                       and self._new_buttons(key, mid, buttons))
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
-                trick_over=trick_over, lazy=self.private_lazy_seconds)
+                trick_over=trick_over, lazy=self.private_lazy_seconds,
+                pressed_here=pressed is not None and pressed == (chat, mid))
             if mid is None:  # a new smazzata: the cards to bid on unblock play
                 msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
                 if msg is not None:
@@ -299,6 +333,13 @@ class Renderer:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
             if mid is not None:
                 self._buttons[key] = (mid, buttons)
+
+    def _bids_in_hand(self, view: View, seat_no: int, table_chat: int) -> bool:
+        """Whether the bidder in turn of a group's auction also gets the bids in their
+        hand: the group's keyboard would be late (see :data:`GROUP_LATE`)."""
+        if view.phase != "auction" or view.current_seat != seat_no:
+            return False
+        return self.outbox.wait_for(table_chat) > GROUP_LATE * self.outbox.interval(table_chat)
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,
                      buttons: frozenset[str]) -> bool:
