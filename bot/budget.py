@@ -275,6 +275,11 @@ class GlobalBudget:
             self._turns_in_a_row = self._turns_in_a_row + 1 if prio == Priority.TURN else 0
             w.future.set_result(None)
 
+    def has_room(self) -> bool:
+        """Whether a call could go now with nothing waiting for the budget (an extra call
+        then delays no turn)."""
+        return not self.waiting() and self._free(time.monotonic())
+
     def waiting(self) -> int:
         return sum(1 for _, _, w in self._heap if not w.future.done())
 

@@ -116,6 +116,10 @@ class _RecordingOutbox:
         self.markups: dict[tuple[int, int], Any] = {}
         #: Seconds before the group's next call could go (other calls reserved before).
         self.group_wait = group_wait
+        self.budget = self  # (the bot's budget: room for a call)
+
+    def has_room(self) -> bool:
+        return True
 
     def resolve(self, chat_id: int) -> int:
         return chat_id

@@ -64,14 +64,14 @@ Result = SmazzataScored | BriscolaScored
 #: In play, the hand of a player who cannot act waits for the end of the trick (or their
 #: turn) — at most this many times ``private_lazy_seconds`` (a minute by default).
 HELD_FACTOR = 15.0
-#: In a group's auction the bidder in turn also gets the bids in their private hand when
-#: the group's keyboard cannot be redrawn within this many of the group's pacing
-#: intervals, i.e. other group calls are reserved before it (a group gets ~20 calls a
-#: minute, a private chat its own budget): at a new smazzata the group's first calls are
-#: the results and the new table, and the first bids waited for them (issue 18: the
-#: auction's next button p95 was 12 s at 50 tables). Otherwise one interval is the floor
-#: of a keyboard that lives in the group, and a bid costs that one urgent call.
-GROUP_LATE = 1.0
+#: In a group's auction the bidder in turn also gets the bids in their private hand
+#: (a private chat has its own budget; a group gets ~20 calls a minute) when the group's
+#: keyboard cannot be redrawn within this many seconds (or one pacing interval, if
+#: shorter) and the bot's budget has room, and always in a new smazzata's hand (sent
+#: anyway): at a new smazzata the group's first calls are the results and the new table,
+#: and the first bids waited for them (issue 18: the auction's next button p95 was 12 s
+#: at 50 tables). Otherwise a bid costs that one group call.
+GROUP_LATE_SECONDS = 1.5
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
 
@@ -162,6 +162,11 @@ class Renderer:
             self._close_smazzata(row, drawn.ui, events, names, lang, style)
             drawn.set(table=None, hands=None)
 
+        # a hand pressed is asked for first (its edit is the first call after the answer);
+        # at a new smazzata the group's results and table are reserved first
+        hand_first = (pressed is not None and drawn.ui.table is not None
+                      and pressed != (chat_id, drawn.ui.table))
+
         async def group() -> None:
             await self._post_results(row, game, drawn, names, lang, style, chat_id)
             if not game.is_over():
@@ -169,10 +174,12 @@ class Renderer:
 
         async def hands() -> None:
             if not game.is_over():
-                await asyncio.sleep(0)  # the group's first call is reserved first
+                if not hand_first:
+                    await asyncio.sleep(0)  # the group's first call is reserved first
                 await self._draw_hands(row, game, drawn, names, lang, events, pressed, chat_id)
 
-        failed = [r for r in await asyncio.gather(group(), hands(), return_exceptions=True)
+        parts = (hands(), group()) if hand_first else (group(), hands())
+        failed = [r for r in await asyncio.gather(*parts, return_exceptions=True)
                   if isinstance(r, BaseException)]
         if failed:  # (both finished: what they sent is in ``drawn``)
             raise failed[0]
@@ -292,7 +299,9 @@ class Renderer:
         # who made a private call: their hand still shows the picker they called from
         bidders = {e.seat for e in events if isinstance(e, BidMade) and e.code[0] == "o"}
         solo = is_private_chat(row.chat_id)
-        for seat in row.seats:
+        seats = sorted(row.seats, key=lambda s: pressed is None
+                       or self.layout.hand_chat(s) != pressed[0])  # the presser's first
+        for seat in seats:
             chat = self.layout.hand_chat(seat)
             if chat is None:
                 continue
@@ -300,8 +309,9 @@ class Renderer:
             view = game.view(seat.seat)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
+            mid = drawn.ui.hands.get(seat.seat)
             bidding = (not solo and not seat.away and table_chat is not None
-                       and self._bids_in_hand(view, seat.seat, table_chat))
+                       and self._bids_in_hand(view, seat.seat, table_chat, mid is None))
             if (solo or bidding) and not seat.away:
                 markup = kb.solo_keyboard(plang, row.game_id, view, stable=not solo)
             else:
@@ -314,13 +324,13 @@ class Renderer:
                 self._pressable.add(key)
             else:
                 self._pressable.discard(key)
-            mid = drawn.ui.hands.get(seat.seat)
             pressable = pressable or (view.current_seat == seat.seat and not seat.away
                                       and self._new_buttons(key, mid, buttons))
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds,
-                pressed_here=pressed is not None and pressed == (chat, mid))
+                pressed_here=(pressed is not None and pressed == (chat, mid)
+                              and self.outbox.budget.has_room()))
             if mid is None:  # a new smazzata: the cards to bid on unblock play
                 msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
                 if msg is not None:
@@ -334,12 +344,15 @@ class Renderer:
             if mid is not None:
                 self._buttons[key] = (mid, buttons)
 
-    def _bids_in_hand(self, view: View, seat_no: int, table_chat: int) -> bool:
+    def _bids_in_hand(self, view: View, seat_no: int, table_chat: int, sent: bool) -> bool:
         """Whether the bidder in turn of a group's auction also gets the bids in their
-        hand: the group's keyboard would be late (see :data:`GROUP_LATE`)."""
+        hand: the group's keyboard would be late (see :data:`GROUP_LATE_SECONDS`), and
+        the hand is being sent anyway (a new smazzata) or the bot's budget has room."""
         if view.phase != "auction" or view.current_seat != seat_no:
             return False
-        return self.outbox.wait_for(table_chat) > GROUP_LATE * self.outbox.interval(table_chat)
+        late = self.outbox.wait_for(table_chat) > min(
+            GROUP_LATE_SECONDS, self.outbox.interval(table_chat))
+        return sent or (late and self.outbox.budget.has_room())
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,
                      buttons: frozenset[str]) -> bool:
