@@ -91,8 +91,9 @@ class PaceKeeper:
                         json.dumps([round(t + offset, 3) for t in sent]), now)
             for chat_id, (next_at, sent) in self._pending.items()
         ]
-        try:
-            await repo.save_chat_pace(self.db, rows, now - self.outbox.window_seconds)
+        before = now - self.outbox.window_seconds
+        try:  # (at once, like a move: no trip to the database thread per statement)
+            await self.db.run_transaction(lambda tx: repo.save_chat_pace(tx, rows, before))
         except StorageError as exc:  # kept for the next save
             log.warning("pacing not saved (%s): again in %.1f s", exc, SAVE_SECONDS)
             return
