@@ -33,7 +33,7 @@ redrawn less often, each edit showing every move since the last one, never froze
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -301,6 +301,7 @@ class Renderer:
         solo = is_private_chat(row.chat_id)
         seats = sorted(row.seats, key=lambda s: pressed is None
                        or self.layout.hand_chat(s) != pressed[0])  # the presser's first
+        sends: list[Coroutine[Any, Any, None]] = []
         for seat in seats:
             chat = self.layout.hand_chat(seat)
             if chat is None:
@@ -332,17 +333,28 @@ class Renderer:
                 pressed_here=(pressed is not None and pressed == (chat, mid)
                               and self.outbox.budget.has_room()))
             if mid is None:  # a new smazzata: the cards to bid on unblock play
-                msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
-                if msg is not None:
-                    mid = msg.message_id
-                    drawn.set(hands={**drawn.ui.hands, seat.seat: mid})
-                    if solo:
-                        drawn.set(table=msg.message_id, table_chat=msg.chat.id,
-                                  table_smz=game.smazzata_index)
+                sends.append(self._send_hand(chat, text, markup, seat.seat, key, buttons,
+                                             drawn, game.smazzata_index if solo else None))
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
-            if mid is not None:
                 self._buttons[key] = (mid, buttons)
+        # the new hands all at once (one after another, the game's next redraw waited for
+        # each of them in turn behind the other tables' messages)
+        failed = [r for r in await asyncio.gather(*sends, return_exceptions=True)
+                  if isinstance(r, BaseException)]
+        if failed:  # (all finished: what they sent is in ``drawn``)
+            raise failed[0]
+
+    async def _send_hand(self, chat: int, text: str, markup: InlineKeyboardMarkup | None,
+                         seat_no: int, key: tuple[int, int], buttons: frozenset[str],
+                         drawn: Drawn, solo_smazzata: int | None) -> None:
+        msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
+        if msg is None:
+            return
+        drawn.set(hands={**drawn.ui.hands, seat_no: msg.message_id})
+        if solo_smazzata is not None:  # alone: the hand's message is the table
+            drawn.set(table=msg.message_id, table_chat=msg.chat.id, table_smz=solo_smazzata)
+        self._buttons[key] = (msg.message_id, buttons)
 
     def _bids_in_hand(self, view: View, seat_no: int, table_chat: int, sent: bool) -> bool:
         """Whether the bidder in turn of a group's auction also gets the bids in their
