@@ -4,7 +4,7 @@
   ``60 s / GROUP_MESSAGES_PER_MINUTE``, ~3.3 s at 18; a private chat ``1 / chat_rate``),
   evenly, never burst-then-wait: a chat idle for a while may send ``burst`` calls at once
   (the slots it did not use; a group's `chat_burst`, 1 by default: strictly even; a
-  private chat's `private_burst`, 3: the presser's own message shows the press at once
+  private chat's `private_burst`, 2: the presser's own message shows the press at once
   even right after their turn's edit), then one per interval again. A rolling window of
   ``per_window`` calls guards groups on top (it delays a call by at most an interval).
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.

@@ -116,7 +116,7 @@ class Outbox:
         group_per_minute: float = 18,
         chat_rate: float = 0.8,
         chat_burst: float = 1.0,
-        private_burst: float = 3.0,
+        private_burst: float = 2.0,
         window_seconds: float = 60.0,
         messages_per_second: float = 27.0,
         on_forbidden: Callable[[int, str], Awaitable[None]] | None = None,
@@ -126,9 +126,10 @@ class Outbox:
         self.group_per_minute = group_per_minute
         self.chat_rate = chat_rate
         #: Calls a group / a private chat may send at once after being idle (see ChatPace):
-        #: a private chat three (Telegram tolerates short bursts, ~1 a second on average;
-        #: the fake server 3 at once, then 1/s), so that the presser's own message shows
-        #: the press at once even right after the trick's and their turn's edits.
+        #: a private chat two (Telegram tolerates short bursts, ~1 a second on average;
+        #: the fake server 3 at once, then 1/s: one is kept as a margin, three gave 429s
+        #: on a loaded machine), so that the presser's own message shows the press at
+        #: once even right after their turn's edit.
         self.chat_burst = chat_burst
         self.private_burst = private_burst
         self.window_seconds = window_seconds
