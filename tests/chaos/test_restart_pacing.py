@@ -61,14 +61,17 @@ async def test_sigkill_mid_auction_every_group_table_current_within_5s_and_no_fl
                 await table.until_async(lambda t=table: group_current(t), 15,
                                         "the group's keyboard")
             first, *killed = tables
-            # two tables bid, and the process dies before their groups are redrawn
+            # two tables bid, and the process dies before their groups are redrawn (the
+            # group's next slot is up to 3.3 s away: on a loaded machine one of them may
+            # make it, the other not)
+            await asyncio.gather(*(t.play(deadline=loop.time() + 10, presses=1)
+                                   for t in killed))
             for table in killed:
-                await table.play(deadline=loop.time() + 10, presses=1)
                 answer = await table.presses[-1].handle.wait(10)
                 assert not answer.show_alert
             await bot.kill()
-            for table in killed:
-                assert await group_current(table) is None, "the group was redrawn already"
+            stale = [t for t in killed if await group_current(t) is None]
+            assert stale, "every group was redrawn before the kill"
             assert await group_current(first) is not None
 
             await bot.start()
