@@ -172,9 +172,9 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
     prefs = await rt.chat_prefs(row.chat_id)  # fixed for the whole match from here on
     size = seat_count(prefs.options)
     if len(row.seats) < size:
-        raise Refused("alert.need_players", n=size - len(row.seats))
+        raise Refused("alert.need_players", size - len(row.seats))
     if len(row.seats) > size:
-        raise Refused("alert.too_many_players", n=len(row.seats) - size)
+        raise Refused("alert.too_many_players", len(row.seats) - size)
     try:
         new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
     except StatusConflict:
@@ -257,7 +257,7 @@ def game_command(
         try:
             await body(context, row, user, message, lang)
         except Refused as exc:
-            reply(context, message, tr(lang, exc.code, **exc.values))
+            reply(context, message, exc.text(lang))
 
     handler.__qualname__ = body.__qualname__  # readable in logs and tracebacks
     return handler
@@ -332,7 +332,7 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
             raise cb.BadCallback(query.data)
         await answer(query)
     except Refused as exc:
-        await alert(query, tr(lang, exc.code, **exc.values))
+        await alert(query, exc.text(lang))
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
 
@@ -355,7 +355,7 @@ async def on_cancel_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         await cancel_game(rt, row)
         rt.outbox.edit(chat_id, mid, tr(glang, "cancel.done"), priority=Priority.TURN)
     except Refused as exc:
-        await alert(query, tr(lang, exc.code, **exc.values))
+        await alert(query, exc.text(lang))
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
 
@@ -394,7 +394,7 @@ async def cmd_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         try:
             await seat_user(rt, row.game_id, user)
         except Refused as exc:
-            reply(context, message, tr(lang, exc.code, **exc.values))
+            reply(context, message, exc.text(lang))
             return
         reply(context, message, tr(lang, "start.seated"))
         show_lobby(rt, row.game_id)

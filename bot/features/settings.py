@@ -52,7 +52,7 @@ async def cmd_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     try:
         await open_menu(context, chat.id, thread_of(message), user.id, row)
     except Refused as exc:
-        reply(context, message, tr(await rt.chat_language(chat.id), exc.code))
+        reply(context, message, exc.text(await rt.chat_language(chat.id)))
 
 
 async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -78,7 +78,7 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
         else:
             raise cb.BadCallback(query.data)
     except Refused as exc:
-        await alert(query, tr(lang, exc.code))
+        await alert(query, exc.text(lang))
         return
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
