@@ -12,6 +12,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 from bot import callbacks as cb
 from bot.budget import Priority
 from bot.features.common import alert, answer, reply
+from bot.features.lobby_message import show_lobby
 from bot.i18n import tr
 from bot.prefs import MENU, Prefs, cycle
 from bot.render import keyboards as kb
@@ -87,8 +88,6 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
     text = menu_text(prefs.language, prefs)
     rt.outbox.edit(chat_id, query.message.message_id, text, markup, priority=Priority.TURN)
     if row is not None and row.status == "lobby":
-        from bot.features.lobby import show_lobby
-
         show_lobby(rt, row.game_id)
 
 
