@@ -62,6 +62,7 @@ def test_counts_use_the_plural_forms_of_each_language() -> None:
     labels = [b.text for row in menu.inline_keyboard for b in row]
     assert any(label.endswith(": si vince a 11 punti") for label in labels), labels
     assert not [label for label in labels if "target:" in label]
+    assert "Cappotto: cappotto doppio" in labels and "Vincitori: vince chi ha più punti" in labels
     rows = [("Ada", 3, 1, 1, 0, 0), ("Bea", -3, 2, 1, 1, 1)]
     it = texts.leaderboard_text("it", rows)
     assert "1 partita · 1 smazzata · mai chiamante" in it
@@ -355,3 +356,13 @@ def test_in_a_group_auction_no_hand_is_redrawn_for_its_turn() -> None:
             assert urgency(other, kb.private_keyboard("it", 1, other)) \
                 == (Priority.IDLE, 4.0 * 15)
     assert all(seen.values()), seen
+
+
+def test_result_totals_use_the_same_minus_sign_as_the_changes() -> None:
+    from game.events import SmazzataScored
+
+    ev = SmazzataScored(0, 0, 1, "rank", 0, 61, 0, 0, False, 91, 61, True, 1, False,
+                        (2, 1, -1, -1, -1), (2, 1, -1, -1, -4))
+    text = texts.result_text("it", "napoletane", ev, ["A", "B", "C", "D", "E"])
+    assert "E: <b>−1</b> → −4" in text and "A: <b>+2</b> → 2" in text
+    assert "-" not in text.split("Punteggi")[1]

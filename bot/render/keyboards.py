@@ -277,6 +277,8 @@ def settings_keyboard(lang: str, prefs: Prefs) -> InlineKeyboardMarkup | None:
             shown = briscola_match_text(lang, prefs.options)
         elif option.key == "match_end":
             shown = match_end_text(lang, prefs.options)
+        elif option.key in ("cappotto", "winners"):  # the words of the options summary
+            shown = tr(lang, f"opt.{option.key}_{value}")
         label = f"{tr(lang, 'set.' + option.key)}: {shown}"
         rows.append([_btn(label, cb.settings("c", str(index)))])
     rows.append([_btn(tr(lang, "btn.close"), cb.settings("x"))])

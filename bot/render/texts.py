@@ -36,6 +36,11 @@ def signed(n: int) -> str:
     return f"+{n}" if n > 0 else ("±0" if n == 0 else f"−{-n}")
 
 
+def unsigned(n: int) -> str:
+    """A number with the same minus sign as :func:`signed` (U+2212), no plus."""
+    return f"−{-n}" if n < 0 else str(n)
+
+
 # --------------------------------------------------------------------------- cards & bids
 
 
@@ -491,7 +496,8 @@ def result_text(
     for seat, delta in enumerate(ev.deltas):
         if seat == morto:
             continue  # il morto scores nothing (R92)
-        lines.append(f"  {_name(names, seat)}: <b>{signed(delta)}</b> → {ev.totals[seat]}")
+        total = unsigned(ev.totals[seat])
+        lines.append(f"  {_name(names, seat)}: <b>{signed(delta)}</b> → {total}")
     if not over:
         lines.append("")
         lines.append(tr(lang, "result.next"))
