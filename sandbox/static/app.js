@@ -182,8 +182,8 @@ function render(data) {
 }
 
 async function poll(generation) {
-  // one long poll at a time: a browser opens few connections per server, and a request
-  // left hanging by a switch of user would hold one for up to 25 s
+  // one long poll at a time: a switch of user cancels the previous user's request
+  // instead of leaving it open until the server answers it
   const controller = new AbortController();
   state.polling = controller;
   while (generation === state.generation) {
