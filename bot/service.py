@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.i18n import tr, trn
 from bot.prefs import Prefs
 from game import Game, IllegalAction, parse_action
 from game.events import BriscolaScored, Event, MatchOver, SmazzataScored
@@ -44,12 +45,20 @@ log = logging.getLogger(__name__)
 
 
 class Refused(Exception):
-    """A request that changes nothing; ``code`` names the alert to show."""
+    """A request that changes nothing; ``code`` names the alert to show, a message with
+    plural forms when ``count`` is given (the form for that number is shown)."""
 
-    def __init__(self, code: str, **values: object) -> None:
+    def __init__(self, code: str, count: int | None = None, **values: object) -> None:
         super().__init__(code)
         self.code = code
+        self.count = count
         self.values = values
+
+    def text(self, lang: str) -> str:
+        """The alert in ``lang``."""
+        if self.count is None:
+            return tr(lang, self.code, **self.values)
+        return trn(lang, self.code, self.count, **self.values)
 
 
 #: Consecutive turns left to time out before a computer plays a seat ("away").

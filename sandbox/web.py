@@ -7,7 +7,8 @@
   chat with the bot), held until something changes after revision ``N`` (long poll);
 * ``POST /api/send`` ``{user, chat, text}`` — the user writes (commands included);
 * ``POST /api/press`` ``{user, chat, message, data}`` — the user presses an inline button:
-  a real ``callback_query`` through the fake, answered by the bot; the answer is returned;
+  a real ``callback_query`` through the fake, answered by the bot; the answer is returned
+  (``gone`` instead when the message no longer has that button: the page was behind);
 * ``POST /api/start`` ``{user, payload}`` — the user opens a ``t.me/<bot>?start=`` link;
 * ``POST /api/users`` ``{name, language}`` — a new user, member of the sandbox's group.
 
@@ -292,7 +293,11 @@ class SandboxWeb:
         data = body.get("data")
         if not isinstance(data, str):
             raise ValueError("no callback data")
-        handle = await user.press((chat.id, int(body["message"])), data)
+        message = self.tg.world.lookup_message((chat.id, int(body["message"])))
+        if data not in [b.callback_data for b in message.buttons]:
+            # the page showed a keyboard the message no longer has (its redraw was coming)
+            return {"answer": None, "gone": True}
+        handle = await user.press(message, data)
         try:
             answer = await handle.wait(ANSWER_SECONDS)
         except WaitTimeout:  # the bot did not answer: Telegram's client shows nothing either

@@ -1,7 +1,7 @@
 // The sandbox page: long-polls /api/state for the chosen user and renders their chats.
 "use strict";
 
-const state = { user: null, revision: -1, bot: null, data: null, generation: 0 };
+const state = { user: null, revision: -1, bot: null, generation: 0, polling: null };
 const $ = (id) => document.getElementById(id);
 
 function chosenUser(users) {
@@ -39,7 +39,7 @@ async function openLink(url) {
   const match = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)(?:\?start=([A-Za-z0-9_-]*))?/.exec(url);
   if (match && state.bot && match[1].toLowerCase() === state.bot.username.toLowerCase()) {
     if (match[2] !== undefined) await post("/api/start", { user: state.user, payload: match[2] });
-    const input = document.querySelector(`[data-chat="${state.user}"] .composer .text`);
+    const input = document.querySelector(`[data-chat="${state.user}"] .draft`);
     if (input) input.focus();
     return;
   }
@@ -52,6 +52,7 @@ async function press(chatId, messageId, button) {
     const result = await post("/api/press", {
       user: state.user, chat: chatId, message: messageId, data: button.data,
     });
+    if (result.gone) toast("That button is gone: the message has just changed.", false);
     const answer = result.answer;
     if (answer && answer.url) await openLink(answer.url);
     if (answer && answer.text) toast(answer.text, answer.alert);
@@ -112,15 +113,17 @@ function chatPanel(chat) {
   panel = $("chat-template").content.firstElementChild.cloneNode(true);
   panel.dataset.chat = chat.id;
   panel.dataset.type = chat.type;
+  // the composer's own input (`.draft`): a message's text is `.text` too
+  const input = panel.querySelector(".draft");
   panel.querySelector(".composer").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const input = panel.querySelector(".text");
     const text = input.value.trim();
     if (!text) return;
+    input.value = "";  // cleared at once: the next command may be typed while this one goes
     try {
       await post("/api/send", { user: state.user, chat: chat.id, text });
-      input.value = "";
     } catch (error) {
+      if (!input.value) input.value = text;  // not sent: give it back
       toast(String(error.message || error), true);
     }
   });
@@ -156,7 +159,7 @@ function render(data) {
     const commands = chat.commands.map((c) => `/${c.command}\u0000${c.description}`).join("|");
     if (list.dataset.commands !== commands) {  // the bot's command menu, as suggestions
       list.id = `commands-${chat.id}`;
-      panel.querySelector(".text").setAttribute("list", list.id);
+      panel.querySelector(".draft").setAttribute("list", list.id);
       list.replaceChildren(...chat.commands.map((c) => {
         const option = document.createElement("option");
         option.value = `/${c.command}`;
@@ -179,10 +182,14 @@ function render(data) {
 }
 
 async function poll(generation) {
+  // one long poll at a time: a switch of user cancels the previous user's request
+  // instead of leaving it open until the server answers it
+  const controller = new AbortController();
+  state.polling = controller;
   while (generation === state.generation) {
     try {
       const query = `user=${encodeURIComponent(state.user ?? "")}&rev=${state.revision}`;
-      const response = await fetch(`/api/state?${query}`);
+      const response = await fetch(`/api/state?${query}`, { signal: controller.signal });
       const data = await response.json();
       if (generation !== state.generation) return;
       if (state.user === null || !data.users.some((u) => u.id === state.user)) {
@@ -193,6 +200,7 @@ async function poll(generation) {
       state.revision = data.revision;
       render(data);
     } catch (error) {
+      if (generation !== state.generation) return;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
@@ -202,6 +210,7 @@ function switchUser(id) {
   state.user = Number(id);
   state.revision = -1;
   state.generation += 1;
+  if (state.polling) state.polling.abort();
   localStorage.setItem("sandbox-user", String(id));
   const url = new URL(location.href);
   url.searchParams.set("user", id);
