@@ -99,26 +99,33 @@ NEXT_CLICK = """(me) => {
 }"""
 
 
+def start_table(page: Any, url: str) -> Any:
+    """Open the sandbox's page as Anna: a new table in the group, Anna and four computers,
+    started by clicking the lobby's buttons. Returns the group's panel."""
+    page.goto(url)
+    group = page.locator('section[data-type="group"]')
+    group.locator(".text").fill("/nuova")
+    group.locator(".composer button").click()
+    lobby = group.locator(".message", has_text="Briscola chiamata").last
+    lobby.get_by_role("button", name="Entra").click()
+    page.wait_for_function(
+        "() => document.querySelector('section[data-type=\"group\"]')"
+        ".textContent.includes('1. Anna')")
+    for _ in range(4):
+        lobby.get_by_role("button", name="Computer").click()
+        page.wait_for_timeout(150)
+    page.get_by_text("Tavolo completo").wait_for()
+    lobby.get_by_role("button", name="Inizia").click()
+    return group
+
+
 def test_a_browser_plays_a_smazzata_in_the_sandbox(sandbox: str, tmp_path: Path) -> None:
     sync_api = _require_browser()
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(sandbox)
-            group = page.locator('section[data-type="group"]')
-            group.locator(".text").fill("/nuova")
-            group.locator(".composer button").click()
-            lobby = group.locator(".message", has_text="Briscola chiamata").last
-            lobby.get_by_role("button", name="Entra").click()
-            page.wait_for_function(
-                "() => document.querySelector('section[data-type=\"group\"]')"
-                ".textContent.includes('1. Anna')")
-            for _ in range(4):
-                lobby.get_by_role("button", name="Computer").click()
-                page.wait_for_timeout(150)
-            page.get_by_text("Tavolo completo").wait_for()
-            lobby.get_by_role("button", name="Inizia").click()
+            group = start_table(page, sandbox)
 
             shot = Path(os.environ.get("SANDBOX_SCREENSHOT", tmp_path / "sandbox.png"))
             deadline = time.monotonic() + SMAZZATA_SECONDS
