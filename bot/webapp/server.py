@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import mimetypes
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -44,6 +45,8 @@ from storage import GameRow, StorageUnavailable, repo
 
 log = logging.getLogger(__name__)
 
+# (Python's table lacks WebP before 3.13 where the system has no mime.types entry for it)
+mimetypes.add_type("image/webp", ".webp")
 STATIC_DIR = Path(str(files("bot.webapp") / "static"))
 TELEGRAM_JS = "https://telegram.org/js/telegram-web-app.js"
 #: Bodies larger than this are refused (413): a move is a few dozen bytes.
@@ -56,6 +59,8 @@ WRITE_TIMEOUT = 10.0
 MAX_CONNECTIONS_PER_USER = 4
 #: Requests a client may make at once, then per second (token bucket, per user or address).
 BURST, RATE = 10.0, 4.0
+#: The language of a request's answers.
+LANG = web.RequestKey("lang", str)
 _CODE = re.compile(r"[A-Za-z0-9.]{1,12}")
 _TABLE = re.compile(r"[0-9]{1,18}")
 
@@ -171,7 +176,7 @@ class WebAppServer:
 
     def _error(self, request: web.Request, status: int, code: str,
                **values: object) -> web.Response:
-        lang = request.get("lang", self.default_language)
+        lang = request.get(LANG, self.default_language)
         return web.json_response(
             {"ok": False, "error": code, "message": tr(lang, code, **values)}, status=status)
 
@@ -197,7 +202,7 @@ class WebAppServer:
             grant = self.tokens.check(token)
         except AuthError:
             raise ApiError(401, "webapp.auth") from None
-        request["lang"] = request.query.get("lang", self.default_language)
+        request[LANG] = request.query.get("lang", self.default_language)
         return grant
 
     async def _load(self, game_id: int) -> tuple[GameRow, Game | None] | None:
@@ -241,7 +246,7 @@ class WebAppServer:
         self._limit(("user", user.id))
         row = await self._table_for(user, body.get("table"))
         lang = self._language(user, row)
-        request["lang"] = lang
+        request[LANG] = lang
         await self._check_access(user.id, row)
         loaded = await self._load(row.game_id)
         if loaded is None:
@@ -284,7 +289,7 @@ class WebAppServer:
         loaded = await self._load(grant.game_id)
         if loaded is None:
             raise ApiError(404, "webapp.no_table")
-        lang = request["lang"] if request["lang"] in LANGUAGES else self.default_language
+        lang = request[LANG] if request[LANG] in LANGUAGES else self.default_language
         data = self._event(*loaded, grant.user_id, lang)
         return web.Response(body=data.split(b"data: ", 1)[1].strip(),
                             content_type="application/json")
@@ -292,7 +297,7 @@ class WebAppServer:
     async def _events(self, request: web.Request) -> web.StreamResponse:
         grant = self._grant(request)
         self._limit(("user", grant.user_id))
-        lang = request["lang"] if request["lang"] in LANGUAGES else self.default_language
+        lang = request[LANG] if request[LANG] in LANGUAGES else self.default_language
         loaded = await self._load(grant.game_id)
         if loaded is None:
             raise ApiError(404, "webapp.no_table")
@@ -331,8 +336,11 @@ class WebAppServer:
                 or not isinstance(code, str) or not _CODE.fullmatch(code)):
             raise ApiError(400, "webapp.bad_request")
         row = await self.service.latest(grant.game_id)
-        if row is not None:
-            request["lang"] = self._seat_language(row, grant.user_id)
+        if row is None:
+            raise ApiError(404, "webapp.no_table")
+        request[LANG] = self._seat_language(row, grant.user_id)
+        if row.seat_of(grant.user_id) is None:  # a member watching: nothing to play
+            raise ApiError(403, "alert.not_seated")
         try:
             await self.mover(grant.game_id, version, grant.user_id, code)
         except Refused as exc:
@@ -352,6 +360,8 @@ def _refusal(code: str) -> tuple[int, str]:
         return 409, "webapp.stale"
     if code in ("alert.not_seated",):
         return 403, code
+    if code == "alert.not_playing":
+        return 409, code
     if code in ("alert.no_game",):
         return 404, "webapp.no_table"
     return 422, code
