@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import mimetypes
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -45,8 +44,6 @@ from storage import GameRow, StorageUnavailable, repo
 
 log = logging.getLogger(__name__)
 
-# (Python's table lacks WebP before 3.13 where the system has no mime.types entry for it)
-mimetypes.add_type("image/webp", ".webp")
 STATIC_DIR = Path(str(files("bot.webapp") / "static"))
 TELEGRAM_JS = "https://telegram.org/js/telegram-web-app.js"
 #: Bodies larger than this are refused (413): a move is a few dozen bytes.
@@ -171,6 +168,8 @@ class WebAppServer:
             return self._error(request, 503, "storage.not_saved")
         if request.path.startswith("/static/cards/"):
             response.headers["Cache-Control"] = "public, max-age=604800, immutable"
+        if request.path.endswith(".webp"):  # (Python's mime table lacks it before 3.13)
+            response.headers["Content-Type"] = "image/webp"
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
 
