@@ -83,6 +83,10 @@ class Hub:
             return len(self._tables.get(game_id, ()))
         return sum(len(c) for c in self._tables.values())
 
+    def dropped(self) -> int:
+        """States dropped so far by the connections still open (clients too slow)."""
+        return sum(c.dropped for conns in self._tables.values() for c in conns)
+
     def add(self, conn: Connection) -> None:
         self._tables[conn.game_id].add(conn)
 
