@@ -134,7 +134,7 @@ function drawSeats(s) {
     const at = seatPlace(seat.seat, s);
     const chip = el("div", "seat");
     chip.dataset.seat = seat.seat;
-    chip.style.left = `${50 + at.x * 40}%`;
+    chip.style.left = `${50 + at.x * 36}%`;
     chip.style.top = `${50 + at.y * 41}%`;
     if (seat.turn) chip.classList.add("turn");
     if (seat.you) chip.classList.add("you");
@@ -142,7 +142,6 @@ function drawSeats(s) {
     const badges = [];
     if (seat.chiamante) badges.push("⭐");
     if (seat.socio) badges.push("🤝");
-    if (seat.computer) badges.push("🤖");
     if (seat.away) badges.push("💤");
     chip.append(el("div", "name", seat.name));
     const line = el("div", "meta");
@@ -169,8 +168,8 @@ function drawTrick(s) {
   plays.forEach(([seat, code], i) => {
     const at = seatPlace(seat, s);
     const img = cardImg(code, seat === winner ? "winner" : "");
-    img.style.left = `${50 + at.x * 21}%`;
-    img.style.top = `${50 + at.y * 20}%`;
+    img.style.left = `${50 + at.x * 19}%`;
+    img.style.top = `${50 + at.y * 14}%`;
     img.style.zIndex = String(10 + i);
     img.dataset.seat = seat;
     box.append(img);
