@@ -10,7 +10,7 @@ does (``GET /api/events``). Then moves are stored through ``GameService.apply`` 
 given rate (each table in turn: the seat in turn plays a random legal action, passes
 after one call in the auction), exactly as a press or a Mini App move stores them.
 
-Printed: push latency from each move's commit (the service's listener) to each client
+Printed: push latency from each move's commit (``apply`` returned) to each client
 having read that version, p50/p95/p99/max over every (move, connected seat) pair; moves
 stored and states delivered (and dropped by a slow client's bounded queue); server CPU
 per move (process CPU in the window / moves: the store, the five views built and
@@ -80,14 +80,9 @@ async def serve(args: argparse.Namespace) -> dict[str, Any]:
     url = args.database or f"sqlite:///{Path(scratch.name) / 'bench.db'}"
     db = await Database.open(url)
     service = GameService(db)
+    #: (table, version) -> when apply() returned: committed and handed to the hub, whose
+    #: push task runs at this task's next await
     committed: dict[tuple[int, int], float] = {}
-
-    def stamp(game_id: int) -> None:  # first listener: the moment the move is stored
-        row = service._rows.get(game_id)
-        if row is not None:
-            committed[(game_id, row.version)] = time.time()
-
-    service.listeners.append(stamp)
     server = WebAppServer(service, bot_token=TOKEN, mover=_refuse, is_member=_member,
                           token_ttl=3600)
     server.limits.burst = 1e9  # (one address opens every connection)
@@ -135,8 +130,9 @@ async def serve(args: argparse.Namespace) -> dict[str, Any]:
             turn = game.current_seat()
             if turn is None:
                 continue
-            await service.apply(game_id, row.version, turn, _choice(game.view(turn), rng),
-                                "human", None)
+            applied = await service.apply(game_id, row.version, turn,
+                                          _choice(game.view(turn), rng), "human", None)
+            committed[(game_id, applied.row.version)] = time.time()
         moves += 1
         next_at += interval
         await asyncio.sleep(max(0.0, next_at - time.monotonic()))

@@ -311,7 +311,8 @@ async def test_bad_requests_change_nothing_and_spare_other_tables(
     tg: Any, tmp_path: Path
 ) -> None:
     bot, url = await _webapp_bot(tg, tmp_path)
-    anna, bruno = tg.add_user("Anna"), tg.add_user("Bruno")
+    anna, bruno = tg.add_user("Anna", language_code="it"), tg.add_user("Bruno",
+                                                                        language_code="en")
     for user in (anna, bruno):
         await user.start_bot()
     first = tg.add_group("Uno", [anna], admins=[anna])
@@ -329,6 +330,9 @@ async def test_bad_requests_change_nothing_and_spare_other_tables(
             assert (await a.session(table=tables[0].game_id)).status == 200
             assert (await b.session()).status == 200  # no table named: theirs
             assert b.state["table"] == tables[1].game_id
+            # each in their own language, as the chat
+            assert (a.state["lang"], a.state["ui"]["hand"]) == ("it", "Le tue carte")
+            assert (b.state["lang"], b.state["ui"]["hand"]) == ("en", "Your cards")
             # initData problems: 401 and nothing else
             for init in ("", "user=1&hash=00", sign_init_data(_user_fields(anna.id), "1:x"),
                          webapps.init_data(tg.token, anna.to_api(), auth_date=1)):

@@ -168,8 +168,8 @@ function drawTrick(s) {
   plays.forEach(([seat, code], i) => {
     const at = seatPlace(seat, s);
     const img = cardImg(code, seat === winner ? "winner" : "");
-    img.style.left = `${50 + at.x * 19}%`;
-    img.style.top = `${50 + at.y * 14}%`;
+    img.style.left = `${50 + at.x * 23}%`;
+    img.style.top = `${50 + at.y * 16}%`;
     img.style.zIndex = String(10 + i);
     img.dataset.seat = seat;
     box.append(img);
