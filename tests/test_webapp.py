@@ -76,6 +76,23 @@ def test_init_data_is_checked_as_the_bot_api_documents() -> None:
             pytest.fail(what)
 
 
+def test_webapp_settings() -> None:
+    from bot.config import ConfigError, load_settings
+
+    base = {"bot_token": "123:abc", "_env_file": None}
+    settings = load_settings(**base)
+    assert settings.webapp_url is None and settings.webapp_short_name is None
+    ok = load_settings(**base, webapp_url="https://bot.example.org/tavolo/",
+                       webapp_short_name="tavolo", webapp_init_data_max_age=3600)
+    assert ok.webapp_url == "https://bot.example.org/tavolo/"
+    assert load_settings(**base, webapp_url="http://127.0.0.1:8301/").webapp_url
+    assert load_settings(**base, webapp_url="").webapp_url is None
+    for bad in ({"webapp_url": "http://bot.example.org/"}, {"webapp_url": "ftp://x"},
+                {"webapp_short_name": "no spaces"}, {"webapp_init_data_max_age": 1}):
+        with pytest.raises(ConfigError):
+            load_settings(**base, **bad)
+
+
 def test_tokens_are_signed_bound_and_short_lived() -> None:
     tokens = Tokens("123456:AAAA", ttl=60)
     token = tokens.issue(7, 99, now=1000.0)
@@ -193,6 +210,7 @@ def cards_in(payload: dict[str, Any]) -> set[str]:
     found |= {c for c in (payload["called"], payload["face_up"]) if c}
     found |= set(payload["partner_hand"] or ())
     found |= set(payload["actions"]["name_cards"])
+    assert set(payload["card_names"]) == found  # (the pictures' alt texts)
     # and no card code hidden anywhere else in the payload
     def walk(value: Any) -> None:
         if isinstance(value, dict):

@@ -18,7 +18,7 @@ from bot.service import match_prefs
 from bot.tables.render import seat_names
 from bot.webapp.decks import pictures_of
 from game import Game, View
-from game.cards import card_code
+from game.cards import card_code, parse_card
 from storage import GameRow
 
 _TAG = re.compile(r"<[^>]+>")
@@ -130,7 +130,7 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
     final = None
     if view.final is not None:
         final = plain(texts.final_text(lang, view.final, names, view.game, view.sides))
-    return {
+    return with_card_names({
         "type": "state",
         "table": row.game_id,
         "status": row.status,
@@ -162,7 +162,20 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
         "actions": _actions(lang, style, view),
         "result": _result(lang, style, view, names),
         "final": final,
-    }
+    }, lang, style)
+
+
+def with_card_names(payload: dict[str, Any], lang: str, style: str) -> dict[str, Any]:
+    """The names of the cards a payload shows ("Asso di Denari"), for the pictures' alt
+    text: only cards already in it."""
+    codes = {h["card"] for h in payload["hand"]} | {c for _, c in payload["trick"]}
+    if payload["last_trick"]:
+        codes |= {c for _, c in payload["last_trick"]["plays"]}
+    codes |= {c for c in (payload["called"], payload["face_up"]) if c}
+    codes |= set(payload["partner_hand"] or ()) | set(payload["actions"]["name_cards"])
+    payload["card_names"] = {code: texts.card_name(lang, style, parse_card(code))
+                             for code in sorted(codes)}
+    return payload
 
 
 def closed_payload(row: GameRow, lang: str) -> dict[str, Any]:

@@ -117,6 +117,9 @@ class WebAppServer:
         self.tokens = Tokens(bot_token, token_ttl)
         self.hub = Hub(self._load, self._event)
         self.limits = RateLimit()
+        #: Sessions opened per address (behind a proxy every user shares one: generous;
+        #: each user has the ``limits`` bucket too once their initData is valid).
+        self.address_limits = RateLimit(burst=200, rate=50)
         self._index = (STATIC_DIR / "index.html").read_text(encoding="utf-8").replace(
             "{{telegram_js}}", telegram_js)
         self._runner: web.AppRunner | None = None
@@ -233,7 +236,8 @@ class WebAppServer:
                             headers={"Cache-Control": "no-cache"})
 
     async def _session(self, request: web.Request) -> web.Response:
-        self._limit(("ip", request.remote))
+        if not self.address_limits.allow(request.remote):
+            raise ApiError(429, "webapp.too_many")
         body = await self._body(request)
         init_data = body.get("init_data")
         try:

@@ -18,7 +18,7 @@ function el(tag, cls, text) {
 function cardImg(code, cls) {
   const img = el("img", "card" + (cls ? " " + cls : ""));
   img.src = cardUrl(code);
-  img.alt = code;
+  img.alt = (app.state && app.state.card_names && app.state.card_names[code]) || code;
   img.dataset.card = code;
   img.draggable = false;
   return img;
