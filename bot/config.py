@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Literal, Self
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -108,6 +108,9 @@ class Settings(BaseSettings):
             value.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
         ):
             raise ValueError("must start with https:// (http:// only for 127.0.0.1)")
+        parts = urlsplit(value)
+        if not parts.path.endswith("/"):  # the page's addresses are relative to it
+            value = urlunsplit(parts._replace(path=parts.path + "/"))
         return value
 
     @field_validator("webapp_short_name")

@@ -85,7 +85,10 @@ def test_webapp_settings() -> None:
     ok = load_settings(**base, webapp_url="https://bot.example.org/tavolo/",
                        webapp_short_name="tavolo", webapp_init_data_max_age=3600)
     assert ok.webapp_url == "https://bot.example.org/tavolo/"
-    assert load_settings(**base, webapp_url="http://127.0.0.1:8301/").webapp_url
+    assert load_settings(**base, webapp_url="http://127.0.0.1:8301").webapp_url == \
+        "http://127.0.0.1:8301/"
+    assert load_settings(**base, webapp_url="https://tavolo.org/tavolo").webapp_url == \
+        "https://tavolo.org/tavolo/"  # (the page's addresses are relative to it)
     assert load_settings(**base, webapp_url="").webapp_url is None
     for bad in ({"webapp_url": "http://bot.example.org/"}, {"webapp_url": "ftp://x"},
                 {"webapp_short_name": "no spaces"}, {"webapp_init_data_max_age": 1}):
