@@ -483,3 +483,48 @@ async def test_without_webapp_url_no_button_and_no_server(tg: Any, tmp_path: Pat
         assert "webapp" not in bot.app.bot_data
     finally:
         await bot.stop()
+
+
+# --------------------------------------------------------------------------- every variant
+
+
+@pytest.mark.parametrize("options", [
+    {"players": 5},
+    {"players": 5, "a_punti": True, "deck_style": "francesi"},
+    {"players": 4},  # il morto
+    {"players": 6, "deck_style": "siciliane"},
+    {"players": 5, "al_buio": True, "monte": True, "a_carichi": True},
+    {"game": "briscola", "players": 2},
+    {"game": "briscola", "players": 4, "deck_style": "piacentine"},
+], ids=lambda o: "-".join(f"{v}" for v in o.values()))
+def test_states_of_every_variant_show_only_the_seats_view(options: dict[str, Any]) -> None:
+    """Whole matches of each variant, random legal moves: every state built for each seat
+    (and for the group) holds only what that seat's view shows."""
+    from bot.prefs import Prefs
+    from bot.webapp.payload import state_payload
+    from game import TableOptions
+    from storage import GameRow, SeatRow
+
+    table = TableOptions(**{"match_end": "hands:2", "briscola_match": "rounds:2", **options})
+    rng = random.Random(5)
+    game = Game.new(table, rng=random.Random(11))
+    humans = [n for n in range(game.n) if n != game.morto]
+    row = GameRow(
+        game_id=1, chat_id=-5, thread_id=0, status="playing", creator_id=1,
+        settings_json=Prefs(options=table).to_json(), seed=1, version=0,
+        snapshot_json=None, ui_json="{}", turn_deadline=None, created_at=0, updated_at=0,
+        finished_at=None,
+        seats=tuple(SeatRow.human(n, 100 + n, f"P{n}") for n in humans),
+    )
+    states = 0
+    while not game.is_over():
+        for seat in (*humans, None):
+            payload = json.loads(json.dumps(state_payload(row, game, seat, "en")))
+            assert cards_in(payload) <= visible_cards(game, seat), (seat, game.version)
+            assert payload["deck"] == pictures_of(table.deck_style)
+            states += 1
+        turn = game.current_seat()
+        assert turn is not None
+        action = rng.choice(game.legal_actions(turn))
+        game.apply(turn, action)
+    assert states > 100
