@@ -153,9 +153,13 @@ class GameService:
         self._rows.pop(game_id, None)
 
     def _written(self, game_id: int) -> None:
-        """A write to the game is stored: tell the listeners."""
+        """A write to the game is stored: tell the listeners (whose failure is only
+        logged: the write is done)."""
         for listener in self.listeners:
-            listener(game_id)
+            try:
+                listener(game_id)
+            except Exception:
+                log.exception("listener of game %s failed", game_id)
 
     async def row(self, game_id: int) -> GameRow:
         row = await self.fetch(game_id)
