@@ -110,7 +110,10 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
     last_trick = None
     if view.tricks:
         t = view.tricks[-1]
-        last_trick = {"winner": t.winner, "plays": [[s, card_code(c)] for s, c in t.plays]}
+        winner = "?" if t.winner is None else texts.esc(names[t.winner])
+        last_trick = {"winner": t.winner, "plays": [[s, card_code(c)] for s, c in t.plays],
+                      "text": plain(tr(lang, "table.last_trick", n=t.trick + 1,
+                                       name=winner)).rstrip(":")}
     info: list[str] = []
     if view.game == "chiamata" and view.phase == "play":
         info = [plain(line) for line in texts.contract_lines(lang, style, view, names)]

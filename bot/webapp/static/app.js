@@ -165,6 +165,7 @@ function drawTrick(s) {
   } else {
     box.classList.remove("taken");
   }
+  $("trick-label").textContent = winner !== null ? s.last_trick.text : "";
   plays.forEach(([seat, code], i) => {
     const at = seatPlace(seat, s);
     const img = cardImg(code, seat === winner ? "winner" : "");
