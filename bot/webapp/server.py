@@ -217,13 +217,19 @@ class WebAppServer:
             return row, None
         return row, game
 
-    def _event(self, row: GameRow, game: Game | None, user_id: int, lang: str) -> bytes:
+    def _view_of(self, row: GameRow, game: Game | None, user_id: int,
+                 lang: str) -> tuple[str, dict[str, Any]]:
+        """What ``user_id`` may see of the table: its seat's state, the group's state for
+        a member who is not seated, or that the table is closed (the SSE event's name)."""
         if game is None or row.status not in ("playing", "finished"):
-            return sse("closed", closed_payload(row, lang))
+            return "closed", closed_payload(row, lang)
         seat = row.seat_of(user_id)
         payload = state_payload(row, game, None if seat is None else seat.seat, lang)
         payload["now"] = time.time()
-        return sse("state", payload)
+        return "state", payload
+
+    def _event(self, row: GameRow, game: Game | None, user_id: int, lang: str) -> bytes:
+        return sse(*self._view_of(row, game, user_id, lang))
 
     def _language(self, user: WebAppUser, row: GameRow) -> str:
         code = (user.language_code or "").split("-")[0].lower()
@@ -255,7 +261,7 @@ class WebAppServer:
         if loaded is None:
             raise ApiError(404, "webapp.no_table")
         token = self.tokens.issue(user.id, row.game_id)
-        state = json.loads(self._event(*loaded, user.id, lang).split(b"data: ", 1)[1])
+        _, state = self._view_of(*loaded, user.id, lang)
         return web.json_response({"ok": True, "token": token, "table": row.game_id,
                                   "lang": lang, "ttl": self.tokens.ttl, "state": state})
 
@@ -293,9 +299,7 @@ class WebAppServer:
         if loaded is None:
             raise ApiError(404, "webapp.no_table")
         lang = request[LANG] if request[LANG] in LANGUAGES else self.default_language
-        data = self._event(*loaded, grant.user_id, lang)
-        return web.Response(body=data.split(b"data: ", 1)[1].strip(),
-                            content_type="application/json")
+        return web.json_response(self._view_of(*loaded, grant.user_id, lang)[1])
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         grant = self._grant(request)
