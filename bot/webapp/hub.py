@@ -41,6 +41,7 @@ class Connection:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     #: States dropped because the client did not read them in time.
     dropped: int = 0
+    opened: float = field(default_factory=time.monotonic)
     closed: bool = False
 
     def push(self, data: bytes) -> None:
@@ -99,7 +100,9 @@ class Hub:
                 del self._tables[conn.game_id]
 
     def of_user(self, user_id: int) -> list[Connection]:
-        return [c for conns in self._tables.values() for c in conns if c.user_id == user_id]
+        """The user's open connections, oldest first."""
+        return sorted((c for conns in self._tables.values() for c in conns
+                       if c.user_id == user_id), key=lambda c: c.opened)
 
     def changed(self, game_id: int) -> None:
         """A write to ``game_id`` was stored: push it (coalesced, in the background)."""
