@@ -421,6 +421,17 @@ async def test_bad_requests_change_nothing_and_spare_other_tables(
             assert response.status == 200
             assert await version(tables[1].game_id) == state["version"] + 1
             assert (await version(tables[0].game_id)) >= after
+            # live connections: at most four per user, the oldest closed first
+            hub = bot.app.bot_data["webapp"].hub
+            streams = []
+            for _ in range(6):
+                await asyncio.sleep(0.3)
+                streams.append(await http.get(url + "api/events", params={"token": b.token}))
+            await asyncio.sleep(0.2)
+            assert all(r.status == 200 for r in streams)
+            assert len(hub.of_user(bruno.id)) == 4
+            for stream in streams:
+                stream.close()
     finally:
         await bot.stop()
 
