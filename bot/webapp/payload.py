@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.i18n import tr, trn
 from bot.render import texts
+from bot.render.keyboards import COSTLY_PREFIXES
 from bot.service import match_prefs
 from bot.tables.render import seat_names
 from bot.webapp.decks import pictures_of
@@ -50,7 +51,8 @@ def _actions(lang: str, style: str, view: View) -> dict[str, Any]:
     for code in view.legal:
         kind = code[0]
         if code in ("P", "K", "M") or kind == "r":
-            calls.append({"code": code, "text": texts.bid_text(lang, style, code)})
+            calls.append({"code": code, "text": texts.bid_text(lang, style, code),
+                          "confirm": code.startswith(COSTLY_PREFIXES)})
         elif kind in "tn":
             key = "bid.two" if kind == "t" else "bid.points"
             family = families.setdefault(kind, {"prefix": kind, "values": [],

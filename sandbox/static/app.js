@@ -54,6 +54,11 @@ async function openWebApp(request) {
   }
 }
 
+// the Mini App asks to be closed (Telegram.WebApp.close() of the stand-in)
+window.addEventListener("message", (event) => {
+  if (event.data && event.data.type === "web_app_close" && $("webapp")) $("webapp").remove();
+});
+
 // t.me links to the bot: open the private chat (with a start payload: press Start), or
 // its Mini App (a direct link t.me/<bot>/<app>?startapp=…)
 async function openLink(url, chatId) {

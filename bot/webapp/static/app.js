@@ -248,7 +248,15 @@ function drawControls(s) {
     b.type = "button";
     b.dataset.code = call.code;
     if (call.code === "P") b.classList.add("pass");
-    b.addEventListener("click", () => move(call.code));
+    b.addEventListener("click", () => {
+      // costly calls (a carichi, monte) take a second tap, as in the chat
+      if (call.confirm && !b.classList.contains("armed")) {
+        b.classList.add("armed");
+        b.textContent = `✅ ${s.ui.confirm}: ${call.text}`;
+        return;
+      }
+      move(call.code);
+    });
     calls.append(b);
   }
   if (a.calls.length) box.append(calls);
