@@ -24,6 +24,7 @@ from telegram.ext import (
     Defaults,
 )
 
+from bot import webapp
 from bot.aiohttp_request import AiohttpRequest
 from bot.config import Settings
 from bot.features import (
@@ -92,6 +93,8 @@ def build_application(
     return app
 
 
+#: ``bot_data`` key: the Mini App's server (bot/webapp/), when WEBAPP_URL is set.
+WEBAPP = "webapp"
 #: ``bot_data`` key: the task running ``_post_init`` while it runs (a stop signal during
 #: start-up cancels it: ``bot.__main__.StopGuard``).
 STARTING = "starting"
@@ -126,6 +129,8 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     outbox.on_forbidden = tables.forbidden
     outbox.on_migrated = _migrated_handler(rt)
     app.bot_data["rt"] = rt
+    if config.webapp_url is not None:  # the Mini App's server, beside the chat
+        app.bot_data[WEBAPP] = await webapp.start(app.bot, rt)
     await _set_commands(app)
     await tables.resume_all()
     if config.health_file and app.job_queue is not None:
@@ -166,6 +171,9 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     rt: Runtime | None = app.bot_data.get("rt")
     if rt is None:
         return
+    server: webapp.WebAppServer | None = app.bot_data.pop(WEBAPP, None)
+    if server is not None:
+        await server.stop()
     await rt.tables.close()
     await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
     await rt.outbox.close()

@@ -86,6 +86,12 @@ def test_wheel_carries_every_package_and_the_catalogs(wheel: Path) -> None:
         assert f"{package}/__init__.py" in names, package
     for lang in ("it", "en"):
         assert f"bot/locales/{lang}/LC_MESSAGES/messages.po" in names
+    # the Mini App's page and card pictures, with their provenance (bot/webapp/static/)
+    for name in ("index.html", "app.js", "style.css", "stand-in.js", "cards/PROVENANCE.md",
+                 "cards/back.webp", "cards/napoletane/Ad.webp", "cards/francesi/Rb.webp"):
+        assert f"bot/webapp/static/{name}" in names, name
+    assert sum(n.startswith("bot/webapp/static/cards/") and n.endswith(".webp")
+               for n in names) == 4 * 40 + 1
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = archive.read(entry_points).decode()
     assert "briscola-bot = bot.__main__:main" in text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot import callbacks as cb
 from bot.config import LEVEL_NAMES
@@ -298,3 +298,16 @@ def cancel_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
 
 def url_keyboard(text: str, url: str) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup([[InlineKeyboardButton(text, url=url)]])
+
+
+def with_table_button(keyboard: InlineKeyboardMarkup | None, text: str, *,
+                      web_app: str | None = None, url: str | None = None
+                      ) -> InlineKeyboardMarkup | None:
+    """``keyboard`` with a last row opening the Mini App: a ``web_app`` button (private
+    chats only, as the Bot API allows) or a ``url`` button (a group's direct link)."""
+    if web_app is None and url is None:
+        return keyboard
+    button = (InlineKeyboardButton(text, web_app=WebAppInfo(web_app)) if web_app is not None
+              else InlineKeyboardButton(text, url=url))
+    rows = [list(row) for row in keyboard.inline_keyboard] if keyboard is not None else []
+    return InlineKeyboardMarkup([*rows, [button]])

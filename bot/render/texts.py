@@ -261,6 +261,12 @@ def _contract_lines(lang: str, style: str, view: View, names: Sequence[str]) -> 
     return lines
 
 
+def contract_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+    """The contract, the briscola and the socio as a table shows them to ``view``'s seat
+    (the Mini App shows the same lines)."""
+    return _contract_lines(lang, style, view, names)
+
+
 def _auction_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
     n = view.players
     order = [(view.dealer + 1 + i) % n for i in range(n)]

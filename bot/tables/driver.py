@@ -59,6 +59,8 @@ class Tables:
         self.outbox = outbox
         self.layout = layout or ChatLayout()
         self.renderer = Renderer(outbox, self.layout, self._stored_results, self._username)
+        self.renderer.webapp_url = settings.webapp_url
+        self.renderer.webapp_short_name = settings.webapp_short_name
         self.clock = TurnClock(app, service, outbox, self.layout, self.timeout)
         self.delivery = Delivery(service, outbox)
         self._drivers: dict[int, asyncio.Task[None]] = {}

@@ -128,6 +128,9 @@ class Renderer:
         #: How long an edit of a private message that nobody can press may wait, so that
         #: several moves of the others become one edit (real seconds; tests scale it).
         self.private_lazy_seconds = 4.0
+        #: The Mini App (WEBAPP_URL, WEBAPP_SHORT_NAME): None draws no button for it.
+        self.webapp_url: str | None = None
+        self.webapp_short_name: str | None = None
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
                    events: Sequence[Event]) -> None:
@@ -224,6 +227,8 @@ class Renderer:
         elif markup is not None and self._human_in_turn(row, game):
             priority = Priority.TURN  # the keyboard of the seat in turn is in the group
         # (at the declaration the buttons are in the caller's hand: the table is a table)
+        markup = kb.with_table_button(markup, tr(lang, "webapp.button"),
+                                      url=self.webapp_link(row.game_id))
         if drawn.ui.table is None:
             msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
                                          priority=Priority.TURN)
@@ -239,6 +244,19 @@ class Renderer:
         seat_no = game.current_seat()
         seat = None if seat_no is None else row.seat(seat_no)
         return seat is not None and seat.is_human and not seat.away
+
+    def webapp_page(self, game_id: int) -> str | None:
+        """The Mini App's address for one table (a private chat's ``web_app`` button)."""
+        if self.webapp_url is None:
+            return None
+        return f"{self.webapp_url}{'&' if '?' in self.webapp_url else '?'}table={game_id}"
+
+    def webapp_link(self, game_id: int) -> str | None:
+        """The direct link that opens the Mini App on a table inside a group."""
+        username = self.bot_username()
+        if self.webapp_url is None or self.webapp_short_name is None or not username:
+            return None
+        return f"https://t.me/{username}/{self.webapp_short_name}?startapp={game_id}"
 
     def hand_link(self, lang: str) -> InlineKeyboardMarkup | None:
         username = self.bot_username()
@@ -284,6 +302,8 @@ class Renderer:
             mid = drawn.ui.hands.get(seat.seat)
             pressable = pressable or (view.current_seat == seat.seat and not seat.away
                                       and self._new_buttons(key, mid, buttons))
+            markup = kb.with_table_button(markup, tr(plang, "webapp.button"),
+                                          web_app=self.webapp_page(row.game_id))
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds)

@@ -37,6 +37,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from . import webapps
 from .client import CallbackQueryHandle, FakeUser
 from .errors import (
     BLOCKED,
@@ -837,6 +838,20 @@ class FakeTelegram:
         """A stored message by chat and id."""
         chat_id = chat if isinstance(chat, int) else chat.id
         return self.world.lookup_message((chat_id, message_id))
+
+    def open_web_app(
+        self, user: FakeUser, url: str, *, start_param: str | None = None,
+        chat: FakeChat | None = None, auth_date: int | None = None,
+    ) -> str:
+        """The URL ``user``'s client loads to open a Mini App: from a private chat's
+        ``web_app`` button (``chat`` None) or from a direct link in ``chat``, with
+        ``initData`` signed with this bot's token (:mod:`sandbox.fakeapi.webapps`)."""
+        chat_type = None if chat is None else chat.type
+        instance = None if chat is None else str(abs(chat.id) * 7919 % 10**12)
+        data = webapps.init_data(self.token, user.to_api(), start_param=start_param,
+                                 chat_type=chat_type, chat_instance=instance,
+                                 auth_date=auth_date)
+        return webapps.launch_url(url, data, start_param)
 
     def find_button(self, message: Any, text: str) -> Button:
         """The button of ``message`` whose text equals/contains ``text``."""

@@ -34,8 +34,38 @@ function toast(text, alert) {
   toastTimer = setTimeout(() => { box.hidden = true; }, alert ? 6000 : 2500);
 }
 
-// t.me links to the bot: open the private chat (with a start payload: press Start)
-async function openLink(url) {
+// The Mini App, as a Telegram client opens it: the bot's page in a phone-sized frame, with
+// initData signed by the fake Telegram for the acting user (POST /api/webapp).
+async function openWebApp(request) {
+  try {
+    const result = await post("/api/webapp", { user: state.user, ...request });
+    let overlay = $("webapp");
+    if (!overlay) {
+      overlay = document.createElement("div");
+      overlay.id = "webapp";
+      overlay.innerHTML = '<div class="phone"><div class="bar"><span>🃏 Mini App</span>' +
+        '<button type="button" class="close">✕</button></div><iframe title="Mini App"></iframe></div>';
+      overlay.querySelector(".close").addEventListener("click", () => overlay.remove());
+      document.body.appendChild(overlay);
+    }
+    overlay.querySelector("iframe").src = result.url;
+  } catch (error) {
+    toast(String(error.message || error), true);
+  }
+}
+
+// the Mini App asks to be closed (Telegram.WebApp.close() of the stand-in)
+window.addEventListener("message", (event) => {
+  if (event.data && event.data.type === "web_app_close" && $("webapp")) $("webapp").remove();
+});
+
+// t.me links to the bot: open the private chat (with a start payload: press Start), or
+// its Mini App (a direct link t.me/<bot>/<app>?startapp=…)
+async function openLink(url, chatId) {
+  const app = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)\/([A-Za-z0-9_]+)(?:\?startapp=([A-Za-z0-9_-]*))?/.exec(url);
+  if (app && state.bot && app[1].toLowerCase() === state.bot.username.toLowerCase()) {
+    return openWebApp({ chat: chatId, short_name: app[2], start_param: app[3] || "" });
+  }
   const match = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)(?:\?start=([A-Za-z0-9_-]*))?/.exec(url);
   if (match && state.bot && match[1].toLowerCase() === state.bot.username.toLowerCase()) {
     if (match[2] !== undefined) await post("/api/start", { user: state.user, payload: match[2] });
@@ -47,7 +77,8 @@ async function openLink(url) {
 }
 
 async function press(chatId, messageId, button) {
-  if (button.url) return openLink(button.url);
+  if (button.web_app) return openWebApp({ chat: chatId, message: messageId, url: button.web_app });
+  if (button.url) return openLink(button.url, chatId);
   try {
     const result = await post("/api/press", {
       user: state.user, chat: chatId, message: messageId, data: button.data,
@@ -96,6 +127,7 @@ function renderMessage(chat, message) {
         b.type = "button";
         b.textContent = button.text;
         if (button.url) b.classList.add("url");
+        if (button.web_app) b.classList.add("web-app");
         if (button.data) b.dataset.callback = button.data;
         b.addEventListener("click", () => press(chat.id, message.id, button));
         line.appendChild(b);
