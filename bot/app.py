@@ -161,7 +161,7 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
     if leader is None or leader.active:  # (a fenced instance sends and writes nothing)
         budget = _drain_budget(app)
         await rt.outbox.drain(budget if leader is None else leader.drain_budget(budget))
-        await rt.tables.confirm_delivered(1.0)
+        await rt.tables.confirm_delivered(1.0 if leader is None else leader.confirm_budget(1.0))
     if leader is not None:
         await leader.step_down()  # PostgreSQL: a standby takes over now
 

@@ -55,7 +55,9 @@ INSTANCE = f"{socket.gethostname()}:{os.getpid()}"
 LEADER = "leader"
 #: On a graceful stop with PostgreSQL, what the outbox gets to deliver its pending edits
 #: before the lock is released (the next active instance redraws the rest at once).
-HANDOVER_DRAIN_SECONDS = 1.0
+HANDOVER_DRAIN_SECONDS = 0.8
+#: ... and then to record which versions were delivered.
+HANDOVER_CONFIRM_SECONDS = 0.2
 #: Handled update ids are kept this long (Telegram keeps an update 24 hours at most).
 KEEP_UPDATE_IDS_SECONDS = 2 * 86400
 #: After losing the lock, the wait before trying to take it again: a standby instance,
@@ -123,17 +125,21 @@ class Leader:
                 "%.0f s, serving nothing meanwhile", INSTANCE, lease.poll_seconds,
             )
             self._beat("standby")
+            handed_over = await lease.wait_release()
             while not await lease.try_acquire():
                 self._beat("standby")
-                await lease.wait_release()
-        waited = loop.time() - start
-        if self.lost_reason is not None:
-            why = f"took the lock again {waited:.1f} s after losing it ({self.lost_reason})"
-        elif waited < 0.5:
-            why = "took the database lock: no other instance was active"
+                handed_over = await lease.wait_release()
+            waited = loop.time() - start
+            if handed_over:
+                why = (f"took over after {waited:.1f} s on standby: the active instance "
+                       "stopped and handed over")
+            else:
+                why = (f"took over after {waited:.1f} s on standby: the active instance's "
+                       "database connection ended (it died, or was cut off and fenced)")
+        elif self.lost_reason is not None:
+            why = f"took the lock again after losing it ({self.lost_reason})"
         else:
-            why = (f"took over after {waited:.1f} s on standby: the active instance "
-                   "released the lock or its connection ended")
+            why = "took the database lock: no other instance was active"
         log.info("active (%s): %s; resuming every table", INSTANCE, why)
         self.lost_reason = None
         self.role = "active"
@@ -199,6 +205,10 @@ class Leader:
         """How long a graceful stop lets the outbox drain: short with PostgreSQL, so that
         a standby is active within seconds (it redraws what was left)."""
         return min(seconds, HANDOVER_DRAIN_SECONDS) if self.lease is not None else seconds
+
+    def confirm_budget(self, seconds: float) -> float:
+        """How long a graceful stop waits to record what was delivered (idem)."""
+        return min(seconds, HANDOVER_CONFIRM_SECONDS) if self.lease is not None else seconds
 
     def _beat(self, role: str) -> None:
         if self.settings.health_file:

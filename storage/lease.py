@@ -136,12 +136,14 @@ class PostgresLease:
             self._watch = asyncio.create_task(self._watch_connection(conn), name="lease-watch")
         return got
 
-    async def wait_release(self) -> None:
+    async def wait_release(self) -> bool:
         """Standby: wait :attr:`poll_seconds`, or less if the active instance announces
-        that it released the lock."""
+        that it released the lock (then True)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._released.wait(), self.poll_seconds)
+        notified = self._released.is_set()
         self._released.clear()
+        return notified
 
     async def _watch_connection(self, conn: asyncpg.Connection) -> None:
         while self._held:
