@@ -22,6 +22,7 @@ import asyncio
 import os
 import random
 import statistics
+import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -70,6 +71,15 @@ class Instance(BotProcess):
                 raise AssertionError(f"{self.name}: no {text!r} in\n{self.log_tail()}")
             await asyncio.sleep(0.05)
 
+    async def health(self) -> str:
+        """What ``python -m bot.health`` prints in this instance's environment."""
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.health", env=self.environment(), cwd=self.workdir,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await proc.communicate()
+        return f"{proc.returncode} {out.decode().strip()}"
+
     async def start_standby(self) -> None:
         await self.start(wait=False)
         await self.until_log("standby (")
@@ -109,8 +119,11 @@ async def pair(
 ) -> AsyncIterator[Pair]:
     url = pg_cluster.new_database()
     async with FakeTelegram(flood=False) as tg:
-        a = Instance(tg, tmp_path, database_url=url, env=FAST_BOT, name="a")
-        b = Instance(tg, tmp_path, database_url=url, env=FAST_BOT, name="b")
+        a, b = (
+            Instance(tg, tmp_path, database_url=url, name=name,
+                     env={**FAST_BOT, "HEALTH_FILE": str(tmp_path / f"{name}.alive")})
+            for name in ("a", "b")
+        )
         reader: Database | None = None
         try:
             await a.start()
@@ -271,6 +284,8 @@ async def test_sigterm_hands_over_without_losing_an_update(pair: Pair) -> None:
     tables = await tables_in_play(pair, 4, rng=rng, match_end="hands:2", think=0.1)
     players = await play_all(tables, 120)
     handovers = []
+    assert await pair.a.health() == "0 active"
+    assert await pair.b.health() == "0 standby"
     try:
         for _ in range(2):
             await asyncio.sleep(rng.uniform(0.5, 1.5))
@@ -300,6 +315,10 @@ async def test_sigterm_hands_over_without_losing_an_update(pair: Pair) -> None:
           f"(SIGTERM -> first getUpdates of the standby); {len(queries)} presses, "
           f"{sum(u.offers > 1 for u in updates)} offered twice")
     assert max(handovers) <= HANDOVER_BOUND, handovers
+    standby = pair.b if pair.active() is pair.a else pair.a
+    stopped_at = time.monotonic()
+    assert await standby.stop() == 0  # a standby stops at once too
+    assert time.monotonic() - stopped_at < 5
 
 
 async def test_a_second_instance_on_one_sqlite_file_refuses_to_start(tmp_path: Path) -> None:
