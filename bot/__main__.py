@@ -63,8 +63,7 @@ def main() -> int:
         while True:
             try:
                 _until_complete(loop, leader.become_active())
-            except InstanceLocked as exc:
-                print(exc, file=sys.stderr)
+            except InstanceLocked as exc:  # SQLite: another instance runs on the file
                 log.critical("%s", exc)
                 return 2
             except SystemExit:  # stopped while standing by

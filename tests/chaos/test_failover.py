@@ -10,6 +10,8 @@ fake Bot API, while tables are played (issue 20):
   twice, and the fenced one stands by again;
 * SIGTERM of the active instance during play: the standby is active within seconds, and
   no update is lost or handled twice;
+* webhook mode: the standby does not listen; after a handover it sets its webhook and
+  answers;
 * on SQLite, a second instance on the same file refuses to start.
 
 Seeded (``CHAOS_SEED``). Alone: ``pytest tests/chaos/test_failover.py -s`` (prints the
@@ -38,6 +40,7 @@ from sandbox.fakeapi.server import ApiCall
 from storage import Database, repo
 from tests import pg
 from tests.chaos.checks import check_acknowledged, replay
+from tests.conftest import WEBHOOK_SECRET, free_port
 
 SEED = int(os.environ.get("CHAOS_SEED", "2020"))
 #: SIGKILLs of the active instance in the takeover test.
@@ -344,3 +347,89 @@ async def test_a_second_instance_on_one_sqlite_file_refuses_to_start(tmp_path: P
         finally:
             await first.kill()
             await second.kill()
+
+
+async def test_webhook_mode_a_standby_does_not_listen_until_it_takes_over(
+    tmp_path: Path, pg_cluster: pg.PostgresCluster
+) -> None:
+    url = pg_cluster.new_database()
+    async with FakeTelegram(flood=False) as tg:
+        instances = []
+        for name in ("a", "b"):
+            port = free_port()
+            env = {**FAST_BOT, "WEBHOOK_URL": f"http://127.0.0.1:{port}/hook",
+                   "WEBHOOK_SECRET": WEBHOOK_SECRET, "WEBHOOK_LISTEN": "127.0.0.1",
+                   "WEBHOOK_PORT": str(port)}
+            instances.append((Instance(tg, tmp_path, database_url=url, name=name, env=env),
+                              port))
+        (a, _), (b, b_port) = instances
+        try:
+            await a.start()
+            await b.start_standby()
+            assert not await listening(b_port), "a standby must not listen"
+            user = tg.add_user("Webhook", language_code="it")
+            await user.dm("/start")
+            await tg.wait_until(lambda: len(user.private_chat.messages) >= 2, 10, "a reply")
+            stopped_at = time.monotonic()
+            assert await a.stop() == 0
+            await tg.wait_until(
+                lambda: any(c.method == "setWebhook" and c.ok and c.at > stopped_at
+                            and b.made(c) for c in tg.calls),
+                10, "the standby to set its webhook",
+            )
+            for _ in range(200):
+                if await listening(b_port):
+                    break
+                await asyncio.sleep(0.05)
+            await user.dm("/aiuto")
+            await tg.wait_until(lambda: len(user.private_chat.messages) >= 4, 10, "a reply")
+            assert not conflicts(tg.calls)
+        finally:
+            await a.kill()
+            await b.kill()
+    pg_cluster.drop_database(url)
+
+
+async def listening(port: int) -> bool:
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return False
+    writer.close()
+    await writer.wait_closed()
+    return True
+
+
+async def test_an_update_delivered_again_after_a_takeover_is_handled_once(pair: Pair) -> None:
+    """The active instance handles an update, then dies before its next getUpdates
+    confirms it (held by the fake): Telegram gives it to the instance taking over, which
+    must not handle it again."""
+    active, standby = pair.a, pair.b
+    user = pair.tg.add_user("Once", language_code="it")
+    await user.dm("/start")
+    await pair.tg.wait_until(lambda: len(user.private_chat.messages) >= 2, 10, "a reply")
+    held = pair.tg.inject("getUpdates", "slow", delay=60)
+    update = await user.dm("/aiuto")
+    await pair.tg.wait_until(lambda: len(user.private_chat.messages) >= 4, 10, "a reply")
+    help_text = list(user.private_chat.messages.values())[-1].text
+    await pair.tg.wait_until(lambda: held.hits, 10, "the confirming getUpdates held")
+    replies = len(user.private_chat.messages)
+    killed_at = time.monotonic()
+    await active.kill()
+    await pair.polled_by(standby, killed_at, TAKEOVER_BOUND)
+    entry = next(u for u in pair.tg.update_log
+                 if u.payload.get("message", {}).get("message_id") == update.message_id)
+    await pair.tg.wait_until(lambda: entry.offers >= 2, 10, "the update delivered again")
+    # the new active instance answers what is new, only that: the updates of a chat are
+    # handled in order, so when /start is answered the help is not asked again
+    new = await user.dm("/start")
+    messages = user.private_chat.messages  # by message id
+    await pair.tg.wait_until(
+        lambda: any(m.sender is None and mid > new.message_id and m.text.startswith("Ciao")
+                    for mid, m in messages.items()),
+        10, "the answer of the new active instance",
+    )
+    helps = [m for m in messages.values() if m.sender is None and m.text == help_text]
+    assert len(helps) == 1, "the update delivered again was handled again"
+    assert len(messages) == replies + 2, [m.text[:40] for m in messages.values()]
+    await standby.until_log(f"update {entry.update_id} was already handled: skipped")
