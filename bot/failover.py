@@ -112,6 +112,7 @@ class Leader:
                 log.info("active: single instance on SQLite (lock file %s)", self.file_lock.path)
             self.role = "active"
             return
+        self._app = None  # (the application of the activity before, if any, is gone)
         lease = self.lease
         loop = asyncio.get_running_loop()
         start = loop.time()
