@@ -222,8 +222,12 @@ class FileLock:
 
     def acquire(self) -> None:
         """Take the lock or raise :class:`InstanceLocked` with a clear message."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a+")
+        try:
+            handle = self.path.open("a+")
+        except OSError as e:  # e.g. a read-only directory: the database may still open
+            log.warning("cannot create the lock file %s (%s): a second instance on this "
+                        "database would not be refused", self.path, e)
+            return
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -167,3 +167,9 @@ def test_the_health_file_says_the_role(tmp_path: Path) -> None:
     assert role_of(path) == "active"
     path.write_text("1700000000\n")  # a file written before roles existed
     assert role_of(path) == "active"
+
+
+def test_a_lock_file_that_cannot_be_created_does_not_stop_the_bot(tmp_path: Path) -> None:
+    lock = FileLock(tmp_path / "missing-dir" / "bot.db.lock")
+    lock.acquire()  # a warning, no exception (the database itself will say what is wrong)
+    lock.release()
