@@ -7,6 +7,7 @@ import html
 import json
 import logging
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from telegram import (
@@ -27,6 +28,7 @@ from telegram.ext import (
 from bot import webapp
 from bot.aiohttp_request import AiohttpRequest
 from bot.config import Settings
+from bot.failover import LEADER
 from bot.features import (
     auction,
     common,
@@ -56,8 +58,12 @@ def build_application(
     *,
     rate_limiter: AIORateLimiter | None = None,
     outbox_rates: dict[str, float] | None = None,
+    gate: Callable[[], bool] | None = None,
+    instance: str | None = None,
 ) -> Application:  # type: ignore[type-arg]
-    """The Application, wired; the database is opened in ``post_init``."""
+    """The Application, wired; the database is opened in ``post_init``. ``gate``: while it
+    returns False no Bot API request is made (fencing, :mod:`bot.failover`); ``instance``
+    names this process in the requests' User-Agent."""
     builder = (
         Application.builder()
         .token(config.bot_token.get_secret_value())
@@ -70,8 +76,10 @@ def build_application(
         ))
         .concurrent_updates(PerChatUpdateProcessor())
         # aiohttp instead of PTB's httpx: ~1 ms less CPU per call (bot/aiohttp_request.py)
-        .request(AiohttpRequest())
-        .get_updates_request(AiohttpRequest(connection_pool_size=1))
+        .request(AiohttpRequest(user_agent=instance, gate=gate))
+        .get_updates_request(
+            AiohttpRequest(connection_pool_size=1, user_agent=instance, gate=gate)
+        )
         .post_init(_post_init)
         .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
@@ -111,6 +119,9 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
 async def _start(app: Application) -> None:  # type: ignore[type-arg]
     config: Settings = app.bot_data["config"]
     db = await Database.open(config.database_url)
+    leader = app.bot_data.get(LEADER)
+    if leader is not None:
+        await leader.started(db)
     service = GameService(db)
     rates: dict[str, float] = {
         "group_per_minute": float(config.group_messages_per_minute),
@@ -151,8 +162,13 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
     if rt is None:
         return
     await rt.tables.close()
-    await rt.outbox.drain(_drain_budget(app))
-    await rt.tables.confirm_delivered(1.0)
+    leader = app.bot_data.get(LEADER)
+    if leader is None or leader.active:  # (a fenced instance sends and writes nothing)
+        budget = _drain_budget(app)
+        await rt.outbox.drain(budget if leader is None else leader.drain_budget(budget))
+        await rt.tables.confirm_delivered(1.0 if leader is None else leader.confirm_budget(1.0))
+    if leader is not None:
+        await leader.step_down()  # PostgreSQL: a standby takes over now
 
 
 #: ``bot_data`` key: the event-loop time by which a signalled stop wants the drain done
@@ -175,7 +191,9 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     if server is not None:
         await server.stop()
     await rt.tables.close()
-    await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
+    leader = app.bot_data.get(LEADER)
+    if leader is None or leader.active:
+        await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
     await rt.outbox.close()
     await rt.db.close()
 

@@ -242,7 +242,26 @@ async def upgrade_v4(tx: Transaction) -> None:
     await _run_all(tx, _V4)
 
 
-MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4]
+# --------------------------------------------------------------------------- v4 -> v5
+
+_V5 = (
+    # Update ids taken in hand (storage/lease.py: claim_update): after a takeover Telegram
+    # delivers again what the instance before did not confirm; each is handled once.
+    """
+    CREATE TABLE handled_updates (
+        update_id  INTEGER PRIMARY KEY,
+        handled_at INTEGER NOT NULL
+    )
+    """,
+)
+
+
+async def upgrade_v5(tx: Transaction) -> None:
+    """Update ids already handled (an update delivered again after a takeover)."""
+    await _run_all(tx, _V5)
+
+
+MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -108,10 +108,20 @@ class Drawn:
     changes: dict[str, Any] = field(default_factory=dict)
     #: Chats with content of this version queued (None: nothing new was drawn).
     chats: set[int] | None = None
+    #: Stores the changes so far at once (set by the driver; see :meth:`sent`).
+    record: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
 
     def set(self, **changes: Any) -> None:
         self.changes.update(changes)
         self.ui = self.ui.merged(changes)
+
+    async def sent(self, **changes: Any) -> None:
+        """A new message was sent: store it now, not at the end of the redraw, so that a
+        process that dies later in the redraw (or an instance taking over) does not send
+        it again (issue 20: the window is one send, not a whole redraw's pacing)."""
+        self.set(**changes)
+        if self.record is not None:
+            await self.record(dict(self.changes))
 
 
 class Renderer:
@@ -166,14 +176,14 @@ class Renderer:
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
                 await self.outbox.send(chat_id, text, thread_id=row.thread_id,
                                        priority=Priority.TURN)
-                drawn.set(scored=i)
+                await drawn.sent(scored=i)
             drawn.set(scored=game.scored_count)
         if game.is_over() and not drawn.ui.over and game.final is not None:
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
             await self.outbox.send(chat_id, text, thread_id=row.thread_id,
                                    priority=Priority.TURN)
-            drawn.set(over=True)
+            await drawn.sent(over=True)
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
         """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""
@@ -233,8 +243,8 @@ class Renderer:
             msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
                                          priority=Priority.TURN)
             if msg is not None:
-                drawn.set(table=msg.message_id, table_chat=msg.chat.id,
-                          table_smz=game.smazzata_index)
+                await drawn.sent(table=msg.message_id, table_chat=msg.chat.id,
+                                 table_smz=game.smazzata_index)
         else:
             self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
                              priority=priority)
@@ -315,6 +325,7 @@ class Renderer:
                     if solo:
                         drawn.set(table=msg.message_id, table_chat=msg.chat.id,
                                   table_smz=game.smazzata_index)
+                    await drawn.sent()
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
             if mid is not None:

@@ -80,6 +80,7 @@ class ApiCall:
     description: str | None = None
     fault: str | None = None  # kind of the injected fault, if any
     cancelled: bool = False  # the client went away before the answer
+    agent: str = ""  # the client's User-Agent (which instance of the bot called)
 
     @property
     def text(self) -> str | None:
@@ -400,6 +401,7 @@ class FakeTelegram:
         call = self._open_call(
             "getUpdates" if polling else (entry[0] if entry else method), polling
         )
+        call.agent = request.headers.get("User-Agent", "")
         try:
             if token != self.token:
                 raise unauthorized() if _TOKEN_RE.match(token) else not_found()
