@@ -44,7 +44,7 @@ def _cards(cards: tuple[int, ...] | list[int]) -> list[str]:
 def _actions(lang: str, style: str, view: View) -> dict[str, Any]:
     """``view.legal`` grouped for drawing: plain calls, families of calls at points (one
     stepper each), suits, cards to name. Nothing is added or removed."""
-    calls: list[dict[str, str]] = []
+    calls: list[dict[str, Any]] = []
     families: dict[str, dict[str, Any]] = {}
     suits: list[dict[str, str]] = []
     name_cards: list[str] = []
