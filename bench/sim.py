@@ -111,10 +111,11 @@ class BotProcess:
     def running(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
-    async def start(self, timeout: float = 30.0) -> None:
+    async def start(self, timeout: float = 30.0, *, wait: bool = True) -> None:
         """Spawn the process and wait for its first getUpdates, or in webhook mode its
         setWebhook and its server listening (start-up done: settings read, database
-        opened and migrated, running games resumed)."""
+        opened and migrated, running games resumed). ``wait=False``: only spawn it (a
+        standby instance polls nothing)."""
         assert not self.running, "already running"
         self.workdir.mkdir(parents=True, exist_ok=True)
         first_new = len(self.tg.calls)
@@ -130,6 +131,8 @@ class BotProcess:
             preexec_fn=_die_with_parent,
         )  # fmt: skip
         proc = self.proc
+        if not wait:
+            return
 
         def polling() -> bool:
             if proc.returncode is not None:

@@ -1,15 +1,21 @@
 """``python -m bot`` (or the ``briscola-bot`` command): read the settings and run, with long
 polling or, when ``WEBHOOK_URL`` is set, PTB's webhook server. SIGTERM/SIGINT stop it
-within :data:`STOP_SECONDS` whatever the network does."""
+within :data:`STOP_SECONDS` whatever the network does.
+
+With PostgreSQL several instances may run: each waits as a standby until it holds the
+database lock, runs while it holds it, and stands by again if it loses it
+(:mod:`bot.failover`). On SQLite a second instance on the same file refuses to start."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
+from collections.abc import Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,24 +47,58 @@ def main() -> int:
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
 
     from bot.app import build_application
+    from bot.failover import INSTANCE, Leader
+    from storage.lease import InstanceLocked
 
     # Redraws read and write on the database thread while the event loop sends edits:
     # hand the GIL over after 1 ms instead of CPython's 5 ms, or each of their statements
     # can wait that long behind the loop, holding the connection a press may need.
     sys.setswitchinterval(0.001)
-    app = build_application(settings)
+    leader = Leader(settings)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)  # PTB's run_* use the current loop
-    guard = StopGuard(STOP_SECONDS, app.bot_data)
+    guard = StopGuard(STOP_SECONDS, {})
     guard.install(loop)
     try:
-        run(app, settings)
-    except Exception as exc:  # e.g. a database that cannot be opened
-        log.critical("cannot run the bot: %s", exc)
-        return 1
+        while True:
+            try:
+                _until_complete(loop, leader.become_active())
+            except InstanceLocked as exc:  # SQLite: another instance runs on the file
+                log.critical("%s", exc)
+                return 2
+            except SystemExit:  # stopped while standing by
+                return 0
+            app = build_application(settings, gate=lambda: leader.active, instance=INSTANCE)
+            leader.attach(app)
+            guard.bot_data = app.bot_data
+            try:
+                run(app, settings)
+            except Exception as exc:  # e.g. a database that cannot be opened
+                if not leader.fenced:
+                    log.critical("cannot run the bot: %s", exc)
+                    return 1
+                log.warning("the start-up stopped: %s", exc)
+            if not leader.fenced or guard.stopping:
+                return 0
+            log.warning("standby again (%s): %s", INSTANCE, leader.lost_reason)
     finally:
+        with contextlib.suppress(BaseException):
+            _until_complete(loop, leader.close())
         guard.cancel()
-    return 0
+        loop.close()
+
+
+def _until_complete(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any]) -> None:
+    """``loop.run_until_complete(work)``; if a stop signal interrupts it (``SystemExit``),
+    ``work`` is cancelled before the exception goes on."""
+    task = loop.create_task(work)
+    try:
+        loop.run_until_complete(task)
+    except BaseException:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(task)
+        raise
 
 
 def run(app: Any, settings: Settings) -> None:
@@ -67,7 +107,7 @@ def run(app: Any, settings: Settings) -> None:
     from telegram import Update
 
     if settings.webhook_url is None:
-        app.run_polling(allowed_updates=Update.ALL_TYPES, stop_signals=None)
+        app.run_polling(allowed_updates=Update.ALL_TYPES, stop_signals=None, close_loop=False)
         return
     assert settings.webhook_secret is not None  # (the settings require it)
     log.info("webhook mode: listening on %s:%d", settings.webhook_listen, settings.webhook_port)
@@ -80,6 +120,7 @@ def run(app: Any, settings: Settings) -> None:
         secret_token=settings.webhook_secret.get_secret_value(),
         allowed_updates=Update.ALL_TYPES,
         stop_signals=None,
+        close_loop=False,
     )
 
 
@@ -100,6 +141,11 @@ class StopGuard:
         self.seconds = seconds
         self.bot_data = bot_data
         self._timer: threading.Timer | None = None
+
+    @property
+    def stopping(self) -> bool:
+        """True once a stop signal came."""
+        return self._timer is not None
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -25,6 +25,8 @@ returned for PTB to turn into its errors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import aiohttp
 from telegram._utils.defaultvalue import DefaultValue
 from telegram._utils.types import ODVInput
@@ -48,6 +50,11 @@ def own_parameters(url: str, params: dict[str, str]) -> dict[str, str]:
     return {key: value for key, value in params.items() if key in allowed}
 
 
+class Fenced(NetworkError):
+    """The call was not made: this instance is no longer the active one (it lost the
+    database lock, see :mod:`bot.failover`)."""
+
+
 def _resolve(value: ODVInput[float], default: float | None) -> float | None:
     return default if isinstance(value, DefaultValue) else value
 
@@ -60,11 +67,13 @@ def _plus(a: float | None, b: float | None) -> float | None:
 class AiohttpRequest(BaseRequest):
     """A :class:`~telegram.request.BaseRequest` on one :class:`aiohttp.ClientSession`.
 
-    The parameters and their defaults are those of ``HTTPXRequest``."""
+    The parameters and their defaults are those of ``HTTPXRequest``; ``user_agent`` is
+    added to PTB's (it names the instance, see :mod:`bot.failover`). While ``gate`` is set
+    and returns False no request is made: :class:`Fenced` is raised instead (fencing)."""
 
     __slots__ = (
         "_connect_timeout", "_media_write_timeout", "_pool_size", "_pool_timeout",
-        "_read_timeout", "_session", "_write_timeout",
+        "_read_timeout", "_session", "_user_agent", "_write_timeout", "gate",
     )
 
     def __init__(
@@ -75,7 +84,11 @@ class AiohttpRequest(BaseRequest):
         connect_timeout: float | None = 5.0,
         pool_timeout: float | None = 1.0,
         media_write_timeout: float | None = 20.0,
+        user_agent: str | None = None,
+        gate: Callable[[], bool] | None = None,
     ) -> None:
+        self._user_agent = f"{self.USER_AGENT} {user_agent}" if user_agent else self.USER_AGENT
+        self.gate = gate
         self._pool_size = connection_pool_size
         self._read_timeout = read_timeout
         self._write_timeout = write_timeout
@@ -93,7 +106,7 @@ class AiohttpRequest(BaseRequest):
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._pool_size),
-                headers={"User-Agent": self.USER_AGENT},
+                headers={"User-Agent": self._user_agent},
             )
 
     async def shutdown(self) -> None:
@@ -112,6 +125,8 @@ class AiohttpRequest(BaseRequest):
     ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("This AiohttpRequest is not initialized!")
+        if self.gate is not None and not self.gate():
+            raise Fenced(f"not sent ({url.rsplit('/', 1)[-1]}): this instance is not active")
         read = _resolve(read_timeout, self._read_timeout)
         connect = _resolve(connect_timeout, self._connect_timeout)
         pool = _resolve(pool_timeout, self._pool_timeout)

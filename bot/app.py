@@ -7,6 +7,7 @@ import html
 import json
 import logging
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from telegram import (
@@ -24,8 +25,10 @@ from telegram.ext import (
     Defaults,
 )
 
+from bot import webapp
 from bot.aiohttp_request import AiohttpRequest
 from bot.config import Settings
+from bot.failover import LEADER
 from bot.features import (
     auction,
     common,
@@ -55,8 +58,12 @@ def build_application(
     *,
     rate_limiter: AIORateLimiter | None = None,
     outbox_rates: dict[str, float] | None = None,
+    gate: Callable[[], bool] | None = None,
+    instance: str | None = None,
 ) -> Application:  # type: ignore[type-arg]
-    """The Application, wired; the database is opened in ``post_init``."""
+    """The Application, wired; the database is opened in ``post_init``. ``gate``: while it
+    returns False no Bot API request is made (fencing, :mod:`bot.failover`); ``instance``
+    names this process in the requests' User-Agent."""
     builder = (
         Application.builder()
         .token(config.bot_token.get_secret_value())
@@ -69,8 +76,10 @@ def build_application(
         ))
         .concurrent_updates(PerChatUpdateProcessor())
         # aiohttp instead of PTB's httpx: ~1 ms less CPU per call (bot/aiohttp_request.py)
-        .request(AiohttpRequest())
-        .get_updates_request(AiohttpRequest(connection_pool_size=1))
+        .request(AiohttpRequest(user_agent=instance, gate=gate))
+        .get_updates_request(
+            AiohttpRequest(connection_pool_size=1, user_agent=instance, gate=gate)
+        )
         .post_init(_post_init)
         .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
@@ -92,6 +101,8 @@ def build_application(
     return app
 
 
+#: ``bot_data`` key: the Mini App's server (bot/webapp/), when WEBAPP_URL is set.
+WEBAPP = "webapp"
 #: ``bot_data`` key: the task running ``_post_init`` while it runs (a stop signal during
 #: start-up cancels it: ``bot.__main__.StopGuard``).
 STARTING = "starting"
@@ -108,6 +119,9 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
 async def _start(app: Application) -> None:  # type: ignore[type-arg]
     config: Settings = app.bot_data["config"]
     db = await Database.open(config.database_url)
+    leader = app.bot_data.get(LEADER)
+    if leader is not None:
+        await leader.started(db)
     service = GameService(db)
     rates: dict[str, float] = {
         "group_per_minute": float(config.group_messages_per_minute),
@@ -126,6 +140,8 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     outbox.on_forbidden = tables.forbidden
     outbox.on_migrated = _migrated_handler(rt)
     app.bot_data["rt"] = rt
+    if config.webapp_url is not None:  # the Mini App's server, beside the chat
+        app.bot_data[WEBAPP] = await webapp.start(app.bot, rt)
     await _set_commands(app)
     await tables.resume_all()
     if config.health_file and app.job_queue is not None:
@@ -146,8 +162,13 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
     if rt is None:
         return
     await rt.tables.close()
-    await rt.outbox.drain(_drain_budget(app))
-    await rt.tables.confirm_delivered(1.0)
+    leader = app.bot_data.get(LEADER)
+    if leader is None or leader.active:  # (a fenced instance sends and writes nothing)
+        budget = _drain_budget(app)
+        await rt.outbox.drain(budget if leader is None else leader.drain_budget(budget))
+        await rt.tables.confirm_delivered(1.0 if leader is None else leader.confirm_budget(1.0))
+    if leader is not None:
+        await leader.step_down()  # PostgreSQL: a standby takes over now
 
 
 #: ``bot_data`` key: the event-loop time by which a signalled stop wants the drain done
@@ -166,9 +187,14 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     rt: Runtime | None = app.bot_data.get("rt")
     if rt is None:
         return
+    server: webapp.WebAppServer | None = app.bot_data.pop(WEBAPP, None)
+    if server is not None:
+        await server.stop()
     await rt.tables.close()
-    await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
-    await rt.tables.pacing.close()  # (after the last calls: a restart paces from there)
+    leader = app.bot_data.get(LEADER)
+    if leader is None or leader.active:
+        await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
+        await rt.tables.pacing.close()  # (after the last calls: a restart paces from there)
     await rt.outbox.close()
     await rt.db.close()
 

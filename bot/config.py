@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Literal, Self
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -53,6 +54,18 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = None
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = Field(default=8443, ge=1, le=65535)
+    #: The Mini App (bot/webapp/): its public HTTPS address (unset: no Mini App, no
+    #: buttons); its server listens on webapp_listen:webapp_port behind a reverse proxy.
+    webapp_url: str | None = None
+    webapp_listen: str = "127.0.0.1"
+    webapp_port: int = Field(default=8081, ge=0, le=65535)
+    #: The app's short name from BotFather's /newapp: the group's table gets a link
+    #: https://t.me/<bot>/<short name>?startapp=<table> (unset: no button in groups).
+    webapp_short_name: str | None = None
+    #: How old Telegram's initData may be (seconds since auth_date) to open a session.
+    webapp_init_data_max_age: int = Field(default=86400, ge=60, le=30 * 86400)
+    #: Where the page loads telegram-web-app.js from (the sandbox serves a stand-in).
+    webapp_telegram_js: str = "https://telegram.org/js/telegram-web-app.js"
     #: File the running bot touches every 10 s, for `python -m bot.health` (containers).
     health_file: str | None = None
 
@@ -71,7 +84,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "telegram_base_url", "telegram_base_file_url", "admin_chat_id", "webhook_url",
-        "webhook_secret", "health_file", mode="before",
+        "webhook_secret", "health_file", "webapp_url", "webapp_short_name", mode="before",
     )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
@@ -82,6 +95,29 @@ class Settings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("webapp_url")
+    @classmethod
+    def _webapp_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        host = urlsplit(value).hostname or ""
+        # Telegram opens only HTTPS Mini Apps; plain HTTP on this machine is for the sandbox
+        if not value.startswith("https://") and not (
+            value.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
+        ):
+            raise ValueError("must start with https:// (http:// only for 127.0.0.1)")
+        parts = urlsplit(value)
+        if not parts.path.endswith("/"):  # the page's addresses are relative to it
+            value = urlunsplit(parts._replace(path=parts.path + "/"))
+        return value
+
+    @field_validator("webapp_short_name")
+    @classmethod
+    def _short_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_]{3,30}", value):
+            raise ValueError("must be the app's short name from BotFather (3-30 A-Z, 0-9, _)")
         return value
 
     @field_validator("webhook_secret")

@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.i18n import tr, trn
 from bot.prefs import Prefs
 from game import Game, IllegalAction, parse_action
 from game.events import BriscolaScored, Event, MatchOver, SmazzataScored
@@ -44,12 +45,20 @@ log = logging.getLogger(__name__)
 
 
 class Refused(Exception):
-    """A request that changes nothing; ``code`` names the alert to show."""
+    """A request that changes nothing; ``code`` names the alert to show, a message with
+    plural forms when ``count`` is given (the form for that number is shown)."""
 
-    def __init__(self, code: str, **values: object) -> None:
+    def __init__(self, code: str, count: int | None = None, **values: object) -> None:
         super().__init__(code)
         self.code = code
+        self.count = count
         self.values = values
+
+    def text(self, lang: str) -> str:
+        """The alert in ``lang``."""
+        if self.count is None:
+            return tr(lang, self.code, **self.values)
+        return trn(lang, self.code, self.count, **self.values)
 
 
 #: Consecutive turns left to time out before a computer plays a seat ("away").
@@ -116,6 +125,8 @@ class GameService:
         self._rows: dict[int, GameRow] = {}
         self._ui: dict[int, str] = {}
         self._ui_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        #: Called with a game's id after each write to it is stored (the Mini App's push).
+        self.listeners: list[Callable[[int], None]] = []
         #: Where match seeds come from (tests replace it to get known deals).
         self.seed_source: Callable[[], int] = lambda: random.SystemRandom().randrange(1, 2**62)
 
@@ -149,6 +160,15 @@ class GameService:
     def _changed(self, game_id: int) -> None:
         """A write other than a move: the next :meth:`latest` reads the database."""
         self._rows.pop(game_id, None)
+
+    def _written(self, game_id: int) -> None:
+        """A write to the game is stored: tell the listeners (whose failure is only
+        logged: the write is done)."""
+        for listener in self.listeners:
+            try:
+                listener(game_id)
+            except Exception:
+                log.exception("listener of game %s failed", game_id)
 
     async def row(self, game_id: int) -> GameRow:
         row = await self.fetch(game_id)
@@ -247,6 +267,7 @@ class GameService:
             raise
         self._cache[game_id] = applied.game  # only once committed
         self._rows[game_id] = applied.row
+        self._written(game_id)
         return applied
 
     async def _record_scores(self, tx: Executor, row: GameRow, events: list[Event]) -> None:
@@ -311,6 +332,7 @@ class GameService:
             self._changed(game_id)
             self._cache[game_id] = game
             row = await self.row(game_id)
+        self._written(game_id)
         return row, game
 
     def forget(self, game_id: int) -> None:
@@ -357,6 +379,7 @@ class GameService:
             except StatusConflict:
                 return None
             self._changed(game_id)
+            self._written(game_id)
             return row
 
     async def seat_back(self, game_id: int, user_id: int) -> tuple[GameRow, SeatRow]:
@@ -372,6 +395,7 @@ class GameService:
                 await repo.set_seat_away(tx, game_id, seat.seat, False)
                 await repo.set_afk_strikes(tx, game_id, seat.seat, 0)
             self._changed(game_id)
+            self._written(game_id)
             return await self.row(game_id), seat
 
     async def hand_over(
@@ -387,6 +411,7 @@ class GameService:
             name = "🤖 " + seat.display_name
             await repo.replace_seat_with_computer(self.db, game_id, seat_no, name[:64], level)
             self._changed(game_id)
+            self._written(game_id)
             return await self.row(game_id), seat
 
     async def restart_clock(
@@ -406,6 +431,7 @@ class GameService:
                 return None
             await repo.set_turn_deadline(self.db, game_id, fresh)
             self._changed(game_id)
+            self._written(game_id)
             return replace(row, turn_deadline=fresh)
 
     async def migrate_chat(

@@ -93,7 +93,8 @@ from game.scoring import (
     score_contract,
     seat_deltas,
 )
-from game.view import View, build_view
+from game.serialize import dump_snapshot, load_snapshot
+from game.view import TrickView, View
 
 _DUE = int(Rank.DUE)
 _new_tuple = tuple.__new__  # builds a NamedTuple event without its Python-level __new__
@@ -976,15 +977,15 @@ class Game:
         return match_winners(self.totals, self.options.winners, self.morto)
 
     def to_json(self) -> str:
-        from game.serialize import dump_game
-
-        return dump_game(self)
+        """The game as JSON (:mod:`game.serialize`): its options, history, actions, RNG."""
+        return dump_snapshot(self.options, self.rng.getstate(), self.history, self.actions)
 
     @classmethod
     def from_json(cls, text: str) -> Game:
-        from game.serialize import load_game
-
-        return load_game(text)
+        """The game :meth:`to_json` wrote, folded again from its history (``ValueError``
+        on a snapshot that is not one)."""
+        options, rng, events, actions = load_snapshot(text)
+        return cls.from_history(options, events, actions, rng)
 
     @classmethod
     def from_history(
@@ -1130,3 +1131,102 @@ _TRANSITIONS: dict[type, Callable[[Game, int, Action], None]] = {
     BidObbligato: Game._bid,
     BidCarichi: Game._bid,
 }
+
+
+def build_view(game: Game, seat: int | None) -> View:
+    """What ``seat`` may know of ``game`` (``None``: a spectator); see :mod:`game.view`."""
+    n = game.n
+    own = seat is not None
+    me = seat if seat is not None else -1
+    if seat is not None and seat == game.morto:
+        own, me = False, -1  # nobody sees il morto's cards, not even from its seat
+    chiamante = game.chiamante
+    knows_suit = game.trump_public or (own and seat == chiamante)
+    trump = game.trump if knows_suit else None
+    called = game.called_card if knows_suit else None
+    holder_is_me = (
+        own and knows_suit and game.called_card is not None and game.called_card in game.hands[me]
+    )
+    socio: int | None = None
+    solo: bool | None = None
+    if game.contract == "carichi":
+        solo = True
+    elif game.partner_revealed:
+        socio, solo = game.socio, game.in_mano
+    elif own and seat == chiamante and game.called_card is not None:
+        solo = game.in_mano  # the chiamante knows whether they called themselves
+        socio = None
+    elif holder_is_me:
+        socio, solo = seat, False
+    partner_hand: tuple[int, ...] | None = None
+    side_points: int | None = None
+    # R107, R124: with 4 in pairs, partners only, from the last draw to the end.
+    last_draw_done = game.face_up is not None and not game.stock
+    in_pairs = own and game.n == 4 and bool(game.rules.sides)
+    if in_pairs and last_draw_done and game.trick_no < game.rules.tricks:
+        partner = (me + 2) % 4
+        partner_hand = tuple(game.hands[partner])
+        side_points = game.captured[me] + game.captured[partner]
+    tricks = tuple(
+        TrickView(
+            t.trick,
+            t.leader,
+            tuple(((t.leader + i) % n, c) for i, c in enumerate(t.cards)),
+            t.seat,
+            t.points,
+        )
+        for t in game.tricks
+    )
+    current = tuple(((game.leader + i) % n, c) for i, c in enumerate(game.trick))
+    legal: tuple[str, ...] = ()
+    if own:
+        legal = tuple(a.code for a in game.legal_actions(me))
+    return View(
+        seat=seat,
+        options=game.options,
+        players=n,
+        phase=game.phase.value,
+        version=game.version,
+        smazzata=game.smazzata_index,
+        scored_smazzate=game.scored_count,
+        dealer=game.dealer,
+        current_seat=game.current_seat(),
+        hand=tuple(game.hands[me]) if own else (),
+        hand_sizes=tuple(len(h) for h in game.hands),
+        auction=tuple(game.bids),
+        passed=tuple(game.passed),
+        current_bid=game.current_bid.code if game.current_bid is not None else None,
+        current_bidder=game.bidder,
+        public_calls=tuple(a.code for a in game.public_calls()),
+        min_call_points=game.min_call_points(),
+        chiamante=chiamante,
+        contract=game.contract,
+        contract_rank=game.contract_rank,
+        contract_points=game.contract_points if game.contract is not None else None,
+        trump=trump,
+        trump_public=game.trump_public,
+        called_card=called,
+        socio=socio,
+        solo=solo,
+        partner_revealed=game.partner_revealed,
+        trick_no=game.trick_no,
+        leader=game.leader,
+        current_trick=current,
+        tricks=tricks,
+        played=tuple(tuple(p) for p in game.played_by),
+        totals=tuple(game.totals),
+        legal=legal,
+        last_scored=game.last_score,
+        final=game.final,
+        game=game.rules.game,
+        morto=game.morto,
+        sides=game.rules.sides,
+        face_up=game.face_up,
+        stock_count=len(game.stock),
+        face_up_holder=game.face_up_holder,
+        partner_hand=partner_hand,
+        side_points=side_points,
+        side_wins=tuple(game.wins),
+        last_briscola=game.last_briscola,
+        obbligato_ranks=tuple(game.obbligato_options(me)) if own else (),
+    )

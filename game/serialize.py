@@ -7,11 +7,11 @@ RNG back where it was, so the restored game continues exactly as the original wo
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from game.engine import Game
 from game.events import Event, MatchStarted
 from game.options import TableOptions
 
@@ -68,24 +68,34 @@ def event_from_list(data: list[Any]) -> Event:
     return event
 
 
-def dump_game(game: Game) -> str:
+def dump_snapshot(
+    options: TableOptions,
+    rng_state: tuple[Any, ...],
+    history: Sequence[Event],
+    actions: list[tuple[int, str]],
+) -> str:
+    """The stored form of a game (:meth:`game.engine.Game.to_json`)."""
     # model_construct: the fields come from a live game and are valid by construction;
     # validating 600 events again would cost several milliseconds per stored action.
     snapshot = Snapshot.model_construct(
         format=FORMAT_VERSION,
-        options=game.options,
-        rng_state=game.rng.getstate(),
-        events=[event_to_list(e) for e in game.history],
-        actions=game.actions,
+        options=options,
+        rng_state=rng_state,
+        events=[event_to_list(e) for e in history],
+        actions=actions,
     )
     return snapshot.model_dump_json()
 
 
-def load_game(text: str) -> Game:
+def load_snapshot(
+    text: str,
+) -> tuple[TableOptions, random.Random, list[Event], list[tuple[int, str]]]:
+    """What :func:`dump_snapshot` stored: the options, the RNG where it was, the history
+    and the actions (``ValueError`` on anything else); the engine folds them again."""
     snapshot = Snapshot.model_validate_json(text)
     if snapshot.format != FORMAT_VERSION:
         raise ValueError(f"unknown snapshot format {snapshot.format}")
     rng = random.Random()
     rng.setstate(snapshot.rng_state)
     events = [event_from_list(e) for e in snapshot.events]
-    return Game.from_history(snapshot.options, events, snapshot.actions, rng)
+    return snapshot.options, rng, events, snapshot.actions

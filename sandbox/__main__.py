@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -49,6 +50,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "fake world starts empty every time)",
     )
     parser.add_argument(
+        "--webapp-port", type=int, default=int(os.environ.get("SANDBOX_WEBAPP_PORT", "0")),
+        help="port of the bot's Mini App on 127.0.0.1 (0: any free port); default "
+        "SANDBOX_WEBAPP_PORT or 0",
+    )
+    parser.add_argument(
         "--no-flood-limits", action="store_true",
         help="do not enforce Telegram's flood limits in the fake (for fast automated runs; "
         "then also raise GROUP_MESSAGES_PER_MINUTE)",
@@ -62,8 +68,21 @@ def build_world(tg: FakeTelegram) -> list[FakeChat]:
     return [tg.add_group(GROUP_TITLE, users, owner=users[0])]
 
 
-def bot_environment(tg: FakeTelegram, database_url: str) -> dict[str, str]:
-    """The bot's environment: the caller's, pointed at the local server."""
+#: The Mini App's short name in the sandbox (what BotFather's /newapp would register).
+WEB_APP_SHORT_NAME = "tavolo"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def bot_environment(tg: FakeTelegram, database_url: str,
+                    web_app_port: int | None = None) -> dict[str, str]:
+    """The bot's environment: the caller's, pointed at the local server; with
+    ``web_app_port`` the bot serves its Mini App there (plain HTTP on 127.0.0.1, with the
+    stand-in for Telegram's telegram-web-app.js)."""
     env = dict(os.environ)
     env.update(
         BOT_TOKEN=tg.token,
@@ -72,6 +91,14 @@ def bot_environment(tg: FakeTelegram, database_url: str) -> dict[str, str]:
         DATABASE_URL=database_url,
         WEBHOOK_URL="",  # the local server only serves getUpdates (long polling)
     )
+    if web_app_port is not None:
+        env.update(
+            WEBAPP_URL=f"http://127.0.0.1:{web_app_port}/",
+            WEBAPP_LISTEN="127.0.0.1",
+            WEBAPP_PORT=str(web_app_port),
+            WEBAPP_SHORT_NAME=WEB_APP_SHORT_NAME,
+            WEBAPP_TELEGRAM_JS="static/stand-in.js",
+        )
     return env
 
 
@@ -89,8 +116,11 @@ async def run(args: argparse.Namespace) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="briscola-sandbox-") as scratch:
             database_url = args.database_url or f"sqlite:///{Path(scratch) / 'sandbox.db'}"
+            web_app_port = args.webapp_port or free_port()
+            page.web_apps[WEB_APP_SHORT_NAME] = f"http://127.0.0.1:{web_app_port}/"
             bot = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot", env=bot_environment(tg, database_url)
+                sys.executable, "-m", "bot",
+                env=bot_environment(tg, database_url, web_app_port),
             )
             try:
                 everyone = args.host in ("0.0.0.0", "::", "")

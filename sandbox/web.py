@@ -7,9 +7,13 @@
   chat with the bot), held until something changes after revision ``N`` (long poll);
 * ``POST /api/send`` ``{user, chat, text}`` — the user writes (commands included);
 * ``POST /api/press`` ``{user, chat, message, data}`` — the user presses an inline button:
-  a real ``callback_query`` through the fake, answered by the bot; the answer is returned;
+  a real ``callback_query`` through the fake, answered by the bot; the answer is returned
+  (``gone`` instead when the message no longer has that button: the page was behind);
 * ``POST /api/start`` ``{user, payload}`` — the user opens a ``t.me/<bot>?start=`` link;
-* ``POST /api/users`` ``{name, language}`` — a new user, member of the sandbox's group.
+* ``POST /api/users`` ``{name, language}`` — a new user, member of the sandbox's group;
+* ``POST /api/webapp`` ``{user, chat, message, url}`` or ``{user, chat, short_name,
+  start_param}`` — the user opens the Mini App (a ``web_app`` button, a direct link): the
+  URL to load, with ``initData`` signed like Telegram signs it.
 
 Everything a user does goes through `FakeUser`, so the fake refuses what a Telegram client
 could not do (pressing a button the message no longer has, writing where one is not a
@@ -128,6 +132,8 @@ class SandboxWeb:
     def __init__(self, tg: FakeTelegram, groups: list[FakeChat]) -> None:
         self.tg = tg
         self.groups = groups
+        #: The bot's Mini Apps by short name (BotFather's /newapp): their URLs.
+        self.web_apps: dict[str, str] = {}
         self.revision = 0
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -145,6 +151,7 @@ class SandboxWeb:
         app.router.add_post("/api/press", self._guarded(self._press))
         app.router.add_post("/api/start", self._guarded(self._start))
         app.router.add_post("/api/users", self._guarded(self._add_user))
+        app.router.add_post("/api/webapp", self._guarded(self._web_app))
         app.router.add_static("/static/", STATIC_DIR)
         return app
 
@@ -223,7 +230,8 @@ class SandboxWeb:
         if message.service is not None:
             return {"id": message.message_id, "service": _service_text(message)}
         buttons = [
-            [{"text": b.text, "data": b.callback_data, "url": b.url} for b in row]
+            [{"text": b.text, "data": b.callback_data, "url": b.url,
+              "web_app": (b.raw.get("web_app") or {}).get("url")} for b in row]
             for row in message.keyboard
         ]
         entities = message.entities if message.text is not None else message.caption_entities
@@ -292,7 +300,11 @@ class SandboxWeb:
         data = body.get("data")
         if not isinstance(data, str):
             raise ValueError("no callback data")
-        handle = await user.press((chat.id, int(body["message"])), data)
+        message = self.tg.world.lookup_message((chat.id, int(body["message"])))
+        if data not in [b.callback_data for b in message.buttons]:
+            # the page showed a keyboard the message no longer has (its redraw was coming)
+            return {"answer": None, "gone": True}
+        handle = await user.press(message, data)
         try:
             answer = await handle.wait(ANSWER_SECONDS)
         except WaitTimeout:  # the bot did not answer: Telegram's client shows nothing either
@@ -306,6 +318,24 @@ class SandboxWeb:
         payload = body.get("payload") or None
         message = await user.start_bot(None if payload is None else str(payload))
         return {"message": message.message_id}
+
+    async def _web_app(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The user opens the Mini App: from a ``web_app`` button of a message in their
+        private chat, or from a direct link (``short_name``, ``start_param``) in a chat.
+        Answers the URL their client would load (initData signed by the fake)."""
+        user = self._acting(body)
+        chat = self._chat(user, body.get("chat"))
+        if body.get("short_name") is not None:
+            url = self.web_apps.get(str(body["short_name"]))
+            if url is None:
+                raise ValueError("no such Mini App")
+            start = str(body.get("start_param") or "")[:512] or None
+            return {"url": self.tg.open_web_app(user, url, start_param=start, chat=chat)}
+        message = self.tg.message(chat, int(body["message"]))
+        urls = [(b.raw.get("web_app") or {}).get("url") for b in message.buttons]
+        if body.get("url") not in urls or chat.type != "private":
+            raise ValueError("no such web_app button")
+        return {"url": self.tg.open_web_app(user, str(body["url"]))}
 
     async def _add_user(self, body: dict[str, Any]) -> dict[str, Any]:
         name = " ".join(str(body.get("name", "")).split())[:_NAME_LIMIT]

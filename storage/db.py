@@ -397,6 +397,11 @@ class Database:
         self.clock = clock
         self._lock = PriorityLock()
         self._closed = False
+        #: Fencing (storage/lease.py): when set, called before each transaction, each
+        #: COMMIT and each autocommit statement; it raises (``StorageUnavailable``, code
+        #: ``"fenced"``) once this instance is no longer the active one, so that it writes
+        #: nothing more.
+        self.fence: Callable[[], None] | None = None
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -520,6 +525,7 @@ class Database:
             return
         async with self._lock:
             self._check_open()
+            self._check_active()
             await self._begin()
             tx = Transaction(self, asyncio.current_task())
             token = _CURRENT_TX.set(tx)
@@ -570,6 +576,7 @@ class Database:
         await self._with_retries(lambda: self._raw_execute(self._begin_sql), "BEGIN")
 
     async def _commit(self) -> None:
+        self._check_active()
         await self._with_retries(lambda: self._raw_execute("COMMIT"), "COMMIT")
 
     async def _rollback_quietly(self) -> None:
@@ -606,6 +613,11 @@ class Database:
         if self._closed:
             raise StorageUnavailable("the database is closed", code="closed")
 
+    def _check_active(self) -> None:
+        """Raise if this instance was fenced off (see :attr:`fence`)."""
+        if self.fence is not None:
+            self.fence()
+
     async def _raw_execute(self, sql: str, params: Params = ()) -> int:
         raise NotImplementedError
 
@@ -624,6 +636,7 @@ class Database:
         transaction is handled by the callers)."""
         async with self._lock:
             self._check_open()
+            self._check_active()
             await self._ready()
             return await self._with_retries(op, short_sql(sql))
 

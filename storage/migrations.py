@@ -245,6 +245,25 @@ async def upgrade_v4(tx: Transaction) -> None:
 # --------------------------------------------------------------------------- v4 -> v5
 
 _V5 = (
+    # Update ids taken in hand (storage/lease.py: claim_update): after a takeover Telegram
+    # delivers again what the instance before did not confirm; each is handled once.
+    """
+    CREATE TABLE handled_updates (
+        update_id  INTEGER PRIMARY KEY,
+        handled_at INTEGER NOT NULL
+    )
+    """,
+)
+
+
+async def upgrade_v5(tx: Transaction) -> None:
+    """Update ids already handled (an update delivered again after a takeover)."""
+    await _run_all(tx, _V5)
+
+
+# --------------------------------------------------------------------------- v5 -> v6
+
+_V6 = (
     # The pacing of the bot's calls to each chat (issue 18), so that a restart knows when
     # each chat last got a call: unix seconds of the next even slot, and (groups) of the
     # calls of the last rolling window, as a JSON array. Rows older than a window are
@@ -260,12 +279,14 @@ _V5 = (
 )
 
 
-async def upgrade_v5(tx: Transaction) -> None:
+async def upgrade_v6(tx: Transaction) -> None:
     """The pacing state of each chat (kept across restarts)."""
-    await _run_all(tx, _V5)
+    await _run_all(tx, _V6)
 
 
-MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5]
+MIGRATIONS: list[Migration] = [
+    upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6,
+]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -194,6 +194,7 @@ class PostgresDatabase(Database):
             raise StorageError("run_transaction inside a transaction", code="misuse")
         async with self._lock:
             self._check_open()
+            self._check_active()
             await self._ready()
             return await self._with_retries(
                 lambda: self._thread.call(self._run_body(body)), "transaction"
@@ -205,6 +206,7 @@ class PostgresDatabase(Database):
         try:
             tx: Any = _Direct(self)  # an Executor (its savepoints are _Direct too)
             result = await body(tx)
+            self._check_active()  # fenced meanwhile: roll back, write nothing
             await self._execute_here("COMMIT", ())
         except BaseException:
             if not self._conn.is_closed() and self._conn.is_in_transaction():

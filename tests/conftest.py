@@ -39,6 +39,7 @@ def fast_limits() -> Any:
 #: run first so that the parallel workers (pytest-xdist, see pyproject.toml) end together
 #: instead of one of them starting a 30 s test when the others are done.
 LONG_FIRST = (
+    "tests/chaos/test_failover.py",
     "tests/chaos/test_sigkill.py",
     "tests/e2e/test_e2e_flood.py",
     "tests/e2e/test_e2e_match.py",

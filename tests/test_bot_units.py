@@ -10,10 +10,12 @@ import pytest
 
 from bot import callbacks as cb
 from bot.config import ConfigError, load_settings
+from bot.features.rules import rules_text
 from bot.i18n import LANGUAGES, catalog, plural_catalog, tr, trn
-from bot.prefs import MENU, Prefs, cycle
+from bot.prefs import MENU, Prefs, cycle, with_value
 from bot.render import keyboards as kb
 from bot.render import texts
+from bot.service import Refused
 from game import Game, TableOptions
 
 BOT_DIR = Path(__file__).resolve().parent.parent / "bot"
@@ -43,6 +45,24 @@ def test_counts_use_the_plural_forms_of_each_language() -> None:
         "0 smazzate", "1 smazzata", "2 smazzate"]
     assert [trn("en", "n.matches", n) for n in (0, 1, 2)] == ["0 matches", "1 match", "2 matches"]
     assert trn("xx", "n.times", 1) == "1 volta"
+    assert [Refused("alert.need_players", n).text("it").split(":")[0] for n in (1, 2)] == [
+        "Manca 1 giocatore", "Mancano 2 giocatori"]
+    assert Refused("alert.need_players", 1).text("en").startswith("1 player missing")
+    assert "2 devono uscire" in Refused("alert.too_many_players", 2).text("it")
+    assert Refused("alert.bad_button").text("en") == tr("en", "alert.bad_button")
+    one = with_value(Prefs(), "match_end", "hands:1")
+    assert "Partita: 1 smazzata;" in texts.options_summary("it", one)
+    assert "Match: 1 deal;" in texts.options_summary("en", one)
+    assert "La partita dura 1 smazzata." in rules_text("it", one)
+    eleven = with_value(Prefs(), "match_end", "target:11")
+    assert "si vince a 11 punti" in texts.options_summary("it", eleven)
+    assert "reaches 11 points." in rules_text("en", eleven)
+    menu = kb.settings_keyboard("it", eleven)
+    assert menu is not None
+    labels = [b.text for row in menu.inline_keyboard for b in row]
+    assert any(label.endswith(": si vince a 11 punti") for label in labels), labels
+    assert not [label for label in labels if "target:" in label]
+    assert "Cappotto: cappotto doppio" in labels and "Vincitori: vince chi ha più punti" in labels
     rows = [("Ada", 3, 1, 1, 0, 0), ("Bea", -3, 2, 1, 1, 1)]
     it = texts.leaderboard_text("it", rows)
     assert "1 partita · 1 smazzata · mai chiamante" in it
@@ -56,14 +76,17 @@ def test_every_key_used_in_the_code_exists() -> None:
     plurals: set[str] = set()
     for path in BOT_DIR.rglob("*.py"):
         keys |= set(re.findall(r'tr\(\s*[\w.()]+,\s*"([a-z_]+\.[a-z_0-9.]+)"', path.read_text()))
-        keys |= set(re.findall(r'Refused\("([a-z_]+\.[a-z_0-9.]+)"', path.read_text()))
+        # Refused("key") is a message, Refused("key", count) one with plural forms
+        for key, count in re.findall(r'Refused\("([a-z_]+\.[a-z_0-9.]+)"(,\s*(?!\w+=)\S)?',
+                                     path.read_text()):
+            (plurals if count else keys).add(key)
         plurals |= set(
             re.findall(r'trn\(\s*[\w.()]+,\s*"([a-z_]+\.[a-z_0-9.]+)"', path.read_text())
         )
     assert len(keys) > 100
     dynamic = {f"set.{o.key}" for o in MENU} | {"val.on", "val.off", "lobby.started",
-               "lobby.cancelled", "seat.left", "seat.blocked", "rules.end_target",
-               "rules.end_hands", "rules.winners_top", "rules.winners_seed000",
+               "lobby.cancelled", "seat.left", "seat.blocked",
+               "rules.winners_top", "rules.winners_seed000",
                "opt.cappotto_double", "opt.cappotto_off", "opt.winners_top",
                "opt.winners_seed000"}
     from game import REASONS
@@ -74,7 +97,9 @@ def test_every_key_used_in_the_code_exists() -> None:
     for lang in LANGUAGES:
         missing = (keys | dynamic) - set(catalog(lang))
         assert not missing, (lang, sorted(missing))
-        assert plurals and not plurals - set(plural_catalog(lang)), lang
+        assert {"alert.need_players", "alert.too_many_players"} <= plurals
+        dynamic_plurals = {"rules.end_target", "rules.end_hands"}
+        assert plurals and not (plurals | dynamic_plurals) - set(plural_catalog(lang)), lang
 
 
 def test_tr_falls_back_and_formats() -> None:
@@ -331,3 +356,13 @@ def test_in_a_group_auction_no_hand_is_redrawn_for_its_turn() -> None:
             assert urgency(other, kb.private_keyboard("it", 1, other)) \
                 == (Priority.IDLE, 4.0 * 15)
     assert all(seen.values()), seen
+
+
+def test_result_totals_use_the_same_minus_sign_as_the_changes() -> None:
+    from game.events import SmazzataScored
+
+    ev = SmazzataScored(0, 0, 1, "rank", 0, 61, 0, 0, False, 91, 61, True, 1, False,
+                        (2, 1, -1, -1, -1), (2, 1, -1, -1, -4))
+    text = texts.result_text("it", "napoletane", ev, ["A", "B", "C", "D", "E"])
+    assert "E: <b>−1</b> → −4" in text and "A: <b>+2</b> → 2" in text
+    assert "-" not in text.split("Punteggi")[1]

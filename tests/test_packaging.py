@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,11 +45,14 @@ def build_wheel(tmp_path: Path) -> Path:
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )  # fmt: skip
     dist = tmp_path / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index",
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--verbose", "--no-deps", "--no-index",
          "--no-build-isolation", "--wheel-dir", str(dist), str(src)],
-        check=True, cwd=tmp_path,
+        check=True, cwd=tmp_path, capture_output=True, text=True,
     )  # fmt: skip
+    # the build warns about nothing (a deprecated `project.license` table did, every time)
+    warnings = re.findall(r"\w+Warning: .*", build.stdout + build.stderr)
+    assert not warnings, warnings
     (wheel,) = dist.glob("briscola_chiamata-*.whl")
     return wheel
 
@@ -82,9 +86,17 @@ def test_wheel_carries_every_package_and_the_catalogs(wheel: Path) -> None:
         assert f"{package}/__init__.py" in names, package
     for lang in ("it", "en"):
         assert f"bot/locales/{lang}/LC_MESSAGES/messages.po" in names
+    # the Mini App's page and card pictures, with their provenance (bot/webapp/static/)
+    for name in ("index.html", "app.js", "style.css", "stand-in.js", "cards/PROVENANCE.md",
+                 "cards/back.webp", "cards/napoletane/Ad.webp", "cards/francesi/Rb.webp"):
+        assert f"bot/webapp/static/{name}" in names, name
+    assert sum(n.startswith("bot/webapp/static/cards/") and n.endswith(".webp")
+               for n in names) == 4 * 40 + 1
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = archive.read(entry_points).decode()
     assert "briscola-bot = bot.__main__:main" in text
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    assert "License-Expression: MIT" in archive.read(metadata).decode().splitlines()
 
 
 async def test_installed_bot_answers_start_in_italian_and_english(

@@ -82,9 +82,17 @@ async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> No
                 "user": dave.id, "payload": payload}) as response:
                 assert response.status == 200
             await tg.wait_until(lambda: "Dave" in tg.message(groups[0], lobby.message_id).text)
-            # refused: a button the message does not have, a chat one is not in, no user
+            # a button the message does not have (any more: the page was behind) is not
+            # pressed, and the page is told so
+            pressed = len(tg.callbacks)
+            async with http.post(f"{base}/api/press", json={
+                "user": dave.id, "chat": groups[0].id, "message": lobby.message_id,
+                "data": "l:1:forged"}) as response:
+                assert await response.json() == {"ok": True, "answer": None, "gone": True}
+            assert len(tg.callbacks) == pressed
+            # refused: a message that does not exist, a chat one is not in, no user
             for body in ({"user": dave.id, "chat": groups[0].id,
-                          "message": lobby.message_id, "data": "l:1:forged"},
+                          "message": 999, "data": join.callback_data},
                          {"user": dave.id, "chat": anna.id, "text": "hi"},
                          {"user": 1, "chat": groups[0].id, "text": "hi"}):
                 path = "press" if "data" in body else "send"

@@ -73,10 +73,10 @@ async def _press(update: Update, context: ContextTypes.DEFAULT_TYPE, build: Buil
             raise Refused("alert.not_seated")
         markup = build(data, row, game, seat, lang, is_private_chat(query.message.chat.id))
     except Notice as exc:
-        await answer(query, tr(lang, exc.code, **exc.values))
+        await answer(query, exc.text(lang))
         return
     except Refused as exc:
-        await alert(query, tr(lang, exc.code, **exc.values))
+        await alert(query, exc.text(lang))
         return
     except (cb.BadCallback, ValueError, IndexError):
         await alert(query, tr(lang, "alert.bad_button"))

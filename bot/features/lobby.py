@@ -16,55 +16,18 @@ from bot import callbacks as cb
 from bot.budget import Priority
 from bot.config import LEVEL_NAMES
 from bot.features.common import alert, answer, private_only_reply, reply
+from bot.features.lobby_message import show_lobby
+from bot.features.settings import open_menu
 from bot.i18n import tr
-from bot.prefs import Prefs, is_private_chat, new_game_prefs, seat_count
+from bot.prefs import Prefs, new_game_prefs, seat_count
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
 from bot.service import Refused
-from bot.tables import ui_of, ui_patch
+from bot.tables import ui_patch
 from storage import ActiveGameExists, GameRow, SeatRow, SeatTaken, StatusConflict, repo
 
 log = logging.getLogger(__name__)
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def show_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
-    """Redraw the lobby message in the background (a handler never waits for it)."""
-    rt.tables.background(render_lobby(rt, game_id, state))
-
-
-async def render_lobby(rt: Runtime, game_id: int, state: str = "open") -> None:
-    """Draw the lobby from the stored seats (one redraw of a game at a time)."""
-    async with rt.tables.render_lock(game_id):
-        row = await rt.service.row(game_id)
-        prefs = await rt.chat_prefs(row.chat_id)
-        lang = prefs.language
-        # the chat's game may change while the lobby is open: its seats follow (the
-        # people beyond the new count stay listed, /inizia asks them to leave)
-        size = max([seat_count(prefs.options), *(s.seat + 1 for s in row.seats)])
-        seats: list[str | None] = [None] * size
-        for s in row.seats:
-            seats[s.seat] = s.display_name
-        ui = ui_of(row)
-        alone = is_private_chat(row.chat_id)
-        text = texts.lobby_text(lang, prefs, seats, ui.creator, state, alone=alone)
-        keyboard = kb.solo_lobby_keyboard if alone else kb.lobby_keyboard
-        markup = keyboard(lang, row.game_id) if state == "open" else None
-        mid = ui.lobby
-        chat_id = rt.outbox.resolve(row.chat_id)
-        if mid is not None and (ui.lobby_chat or row.chat_id) != chat_id:
-            mid = None  # the group became a supergroup: the old message is read-only
-        if mid is None:
-            msg = await rt.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
-                                       priority=Priority.TURN)
-            if msg is not None:
-                changes = {"lobby": msg.message_id, "lobby_chat": msg.chat.id}
-                await rt.service.save_ui(row.game_id, ui_patch(changes))
-        else:
-            rt.outbox.edit(row.chat_id, mid, text, markup, priority=Priority.TURN)
 
 
 def deep_link(context: ContextTypes.DEFAULT_TYPE, game_id: int) -> str:
@@ -172,9 +135,9 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
     prefs = await rt.chat_prefs(row.chat_id)  # fixed for the whole match from here on
     size = seat_count(prefs.options)
     if len(row.seats) < size:
-        raise Refused("alert.need_players", n=size - len(row.seats))
+        raise Refused("alert.need_players", size - len(row.seats))
     if len(row.seats) > size:
-        raise Refused("alert.too_many_players", n=len(row.seats) - size)
+        raise Refused("alert.too_many_players", len(row.seats) - size)
     try:
         new_row, _ = await rt.service.start(row.game_id, row.seats, prefs)
     except StatusConflict:
@@ -257,7 +220,7 @@ def game_command(
         try:
             await body(context, row, user, message, lang)
         except Refused as exc:
-            reply(context, message, tr(lang, exc.code, **exc.values))
+            reply(context, message, exc.text(lang))
 
     handler.__qualname__ = body.__qualname__  # readable in logs and tracebacks
     return handler
@@ -325,14 +288,12 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         elif op == "go":
             await start(context, row, user.id)
         elif op == "set":
-            from bot.features.settings import open_menu
-
             await open_menu(context, row.chat_id, row.thread_id, user.id, row)
         else:
             raise cb.BadCallback(query.data)
         await answer(query)
     except Refused as exc:
-        await alert(query, tr(lang, exc.code, **exc.values))
+        await alert(query, exc.text(lang))
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
 
@@ -355,7 +316,7 @@ async def on_cancel_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         await cancel_game(rt, row)
         rt.outbox.edit(chat_id, mid, tr(glang, "cancel.done"), priority=Priority.TURN)
     except Refused as exc:
-        await alert(query, tr(lang, exc.code, **exc.values))
+        await alert(query, exc.text(lang))
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
 
@@ -394,7 +355,7 @@ async def cmd_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         try:
             await seat_user(rt, row.game_id, user)
         except Refused as exc:
-            reply(context, message, tr(lang, exc.code, **exc.values))
+            reply(context, message, exc.text(lang))
             return
         reply(context, message, tr(lang, "start.seated"))
         show_lobby(rt, row.game_id)

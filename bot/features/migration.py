@@ -13,7 +13,7 @@ import logging
 from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
-from bot.features.lobby import render_lobby
+from bot.features.lobby_message import render_lobby
 from bot.runtime import Runtime, rt_of
 from storage import repo
 

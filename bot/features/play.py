@@ -32,13 +32,13 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             data.game_id, data.version, query.from_user.id, data.parts[0]
         )
     except Refused as exc:
-        await refuse(update, context, exc.code, **exc.values)
+        await refuse(update, context, exc)
         return
     except cb.BadCallback:
-        await refuse(update, context, "alert.bad_button")
+        await refuse(update, context, Refused("alert.bad_button"))
         return
     except StorageUnavailable:  # nothing saved; the group is told by Tables
-        await refuse(update, context, "storage.not_saved")
+        await refuse(update, context, Refused("storage.not_saved"))
         return
     try:
         await answer(query)
@@ -51,14 +51,12 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         context.application.create_task(rt.tables.after(applied, pressed), update=update)
 
 
-async def refuse(
-    update: Update, context: ContextTypes.DEFAULT_TYPE, code: str, **values: object
-) -> None:
+async def refuse(update: Update, context: ContextTypes.DEFAULT_TYPE, refusal: Refused) -> None:
     """Answer a press with an alert in the presser's language."""
     query = update.callback_query
     assert query is not None
     lang = await rt_of(context).user_language(query.from_user, update.effective_chat)
-    await alert(query, tr(lang, code, **values))
+    await alert(query, refusal.text(lang))
 
 
 async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -69,7 +67,7 @@ async def on_back_from_afk(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         data = cb.parse(query.data)
         await rt.tables.im_back(data.game_id, query.from_user.id)
     except Refused as exc:
-        await alert(query, tr(lang, exc.code, **exc.values))
+        await alert(query, exc.text(lang))
         return
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))

@@ -10,7 +10,7 @@ from telegram import Update
 from telegram.ext import Application, CommandHandler, ContextTypes
 
 from bot.features.common import reply
-from bot.i18n import tr
+from bot.i18n import tr, trn
 from bot.prefs import Prefs
 from bot.render import texts
 from bot.runtime import is_group, rt_of, thread_of
@@ -56,8 +56,7 @@ def rules_text(lang: str, prefs: Prefs) -> str:
         parts.append(tr(lang, "rules.tie"))
     if o.cappotto == "double":
         parts.append(tr(lang, "rules.cappotto"))
-    kind, n = o.match_end.split(":")
-    parts.append(tr(lang, f"rules.end_{kind}", n=n))
+    parts.append(trn(lang, f"rules.end_{o.match_end_kind}", o.match_end_n))
     parts.append(tr(lang, f"rules.winners_{o.winners}"))
     parts.append("")
     parts.append(texts.options_summary(lang, prefs))

@@ -12,6 +12,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 from bot import callbacks as cb
 from bot.budget import Priority
 from bot.features.common import alert, answer, reply
+from bot.features.lobby_message import show_lobby
 from bot.i18n import tr
 from bot.prefs import MENU, Prefs, cycle
 from bot.render import keyboards as kb
@@ -52,7 +53,7 @@ async def cmd_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     try:
         await open_menu(context, chat.id, thread_of(message), user.id, row)
     except Refused as exc:
-        reply(context, message, tr(await rt.chat_language(chat.id), exc.code))
+        reply(context, message, exc.text(await rt.chat_language(chat.id)))
 
 
 async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -78,7 +79,7 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
         else:
             raise cb.BadCallback(query.data)
     except Refused as exc:
-        await alert(query, tr(lang, exc.code))
+        await alert(query, exc.text(lang))
         return
     except cb.BadCallback:
         await alert(query, tr(lang, "alert.bad_button"))
@@ -87,8 +88,6 @@ async def on_settings_button(update: Update, context: ContextTypes.DEFAULT_TYPE)
     text = menu_text(prefs.language, prefs)
     rt.outbox.edit(chat_id, query.message.message_id, text, markup, priority=Priority.TURN)
     if row is not None and row.status == "lobby":
-        from bot.features.lobby import show_lobby
-
         show_lobby(rt, row.game_id)
 
 

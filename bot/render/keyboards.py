@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot import callbacks as cb
 from bot.config import LEVEL_NAMES
-from bot.i18n import tr
+from bot.i18n import tr, trn
 from bot.prefs import MENU, MENU_ORDER, Prefs, applies, current_value
-from bot.render.texts import bid_text, briscola_match_text, card_label, rank_name, suit_name
+from bot.render.texts import (
+    bid_text,
+    briscola_match_text,
+    card_label,
+    match_end_text,
+    rank_name,
+    suit_name,
+)
 from game import View
 from game.actions import MAX_POINTS
 from game.cards import card_code, parse_card
@@ -81,7 +88,7 @@ def auction_group_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboar
     last: list[InlineKeyboardButton] = []
     low = view.min_call_points
     if low is not None and view.options.a_punti:  # R44: calls at points, then the card
-        last.append(_btn(tr(lang, "btn.points_pick", points=low), cb.picker(game_id, v, "n", low)))
+        last.append(_btn(trn(lang, "btn.points_pick", low), cb.picker(game_id, v, "n", low)))
     elif low is not None:
         last.append(_btn(tr(lang, "btn.two_pick", points=low), cb.picker(game_id, v, "t", low)))
     if "K" in view.public_calls:
@@ -271,6 +278,10 @@ def settings_keyboard(lang: str, prefs: Prefs) -> InlineKeyboardMarkup | None:
             shown = tr(lang, "opt.timeout_off") if value == "0" else f"{value}s"
         elif option.key == "briscola_match":
             shown = briscola_match_text(lang, prefs.options)
+        elif option.key == "match_end":
+            shown = match_end_text(lang, prefs.options)
+        elif option.key in ("cappotto", "winners"):  # the words of the options summary
+            shown = tr(lang, f"opt.{option.key}_{value}")
         label = f"{tr(lang, 'set.' + option.key)}: {shown}"
         rows.append([_btn(label, cb.settings("c", str(index)))])
     rows.append([_btn(tr(lang, "btn.close"), cb.settings("x"))])
@@ -290,3 +301,16 @@ def cancel_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
 
 def url_keyboard(text: str, url: str) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup([[InlineKeyboardButton(text, url=url)]])
+
+
+def with_table_button(keyboard: InlineKeyboardMarkup | None, text: str, *,
+                      web_app: str | None = None, url: str | None = None
+                      ) -> InlineKeyboardMarkup | None:
+    """``keyboard`` with a last row opening the Mini App: a ``web_app`` button (private
+    chats only, as the Bot API allows) or a ``url`` button (a group's direct link)."""
+    if web_app is None and url is None:
+        return keyboard
+    button = (InlineKeyboardButton(text, web_app=WebAppInfo(web_app)) if web_app is not None
+              else InlineKeyboardButton(text, url=url))
+    rows = [list(row) for row in keyboard.inline_keyboard] if keyboard is not None else []
+    return InlineKeyboardMarkup([*rows, [button]])

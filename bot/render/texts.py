@@ -36,6 +36,11 @@ def signed(n: int) -> str:
     return f"+{n}" if n > 0 else ("±0" if n == 0 else f"−{-n}")
 
 
+def unsigned(n: int) -> str:
+    """A number with the same minus sign as :func:`signed` (U+2212), no plus."""
+    return f"−{-n}" if n < 0 else str(n)
+
+
 # --------------------------------------------------------------------------- cards & bids
 
 
@@ -122,6 +127,12 @@ def briscola_match_text(lang: str, options: TableOptions) -> str:
     return trn(lang, f"opt.briscola_{kind}", n)
 
 
+def match_end_text(lang: str, options: TableOptions) -> str:
+    """When a match of chiamata ends: "si vince a 11 punti" / "2 smazzate"."""
+    key = "opt.end_target" if options.match_end_kind == "target" else "opt.end_hands"
+    return trn(lang, key, options.match_end_n)
+
+
 def options_summary(lang: str, prefs: Prefs) -> str:
     o = prefs.options
     timeout = (
@@ -148,13 +159,11 @@ def _chiamata_summary(lang: str, prefs: Prefs, timeout: str) -> str:
         (tr(lang, "opt.tie_goes_to_caller"), o.tie_goes_to_caller),
     ]
     lines = [", ".join(f"{name}: {on if value else off}" for name, value in flags)]
-    kind, n = o.match_end.split(":")
-    end = tr(lang, "opt.end_target" if kind == "target" else "opt.end_hands", n=n)
     lines.append(
         tr(
             lang,
             "opt.summary2",
-            end=end,
+            end=match_end_text(lang, o),
             cappotto=tr(lang, f"opt.cappotto_{o.cappotto}"),
             winners=tr(lang, f"opt.winners_{o.winners}"),
             deck=o.deck_style.value,
@@ -250,6 +259,12 @@ def _contract_lines(lang: str, style: str, view: View, names: Sequence[str]) -> 
         else:
             lines.append(tr(lang, "table.socio_unknown"))
     return lines
+
+
+def contract_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+    """The contract, the briscola and the socio as a table shows them to ``view``'s seat
+    (the Mini App shows the same lines)."""
+    return _contract_lines(lang, style, view, names)
 
 
 def _auction_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
@@ -487,7 +502,8 @@ def result_text(
     for seat, delta in enumerate(ev.deltas):
         if seat == morto:
             continue  # il morto scores nothing (R92)
-        lines.append(f"  {_name(names, seat)}: <b>{signed(delta)}</b> → {ev.totals[seat]}")
+        total = unsigned(ev.totals[seat])
+        lines.append(f"  {_name(names, seat)}: <b>{signed(delta)}</b> → {total}")
     if not over:
         lines.append("")
         lines.append(tr(lang, "result.next"))

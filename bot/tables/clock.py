@@ -18,7 +18,7 @@ from typing import Any
 from telegram.ext import Application, ContextTypes, Job
 
 from bot.budget import Priority
-from bot.i18n import tr
+from bot.i18n import trn
 from bot.outbox import Outbox
 from bot.service import GameService
 from bot.tables.layout import ChatLayout
@@ -99,7 +99,7 @@ class TurnClock:
             return
         lang = seat_language(seat, prefs_of(row).language)
         left = int(max(0, (row.turn_deadline or time.time()) - time.time()))
-        await self.outbox.send(chat, tr(lang, "afk.reminder", s=left), priority=Priority.TURN)
+        await self.outbox.send(chat, trn(lang, "afk.reminder", left), priority=Priority.TURN)
 
     async def _timeout_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         data = _job_data(context)

@@ -15,7 +15,7 @@ import logging
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +62,8 @@ class Tables:
         self.outbox = outbox
         self.layout = layout or ChatLayout()
         self.renderer = Renderer(outbox, self.layout, self._stored_results, self._username)
+        self.renderer.webapp_url = settings.webapp_url
+        self.renderer.webapp_short_name = settings.webapp_short_name
         self.clock = TurnClock(app, service, outbox, self.layout, self.timeout)
         self.delivery = Delivery(service, outbox)
         self.pacing = PaceKeeper(service.db, outbox)
@@ -341,7 +343,7 @@ class Tables:
             game = self.service.game_of(row)
         except Refused:  # never started
             return
-        drawn = Drawn(ui_of(row))
+        drawn = Drawn(ui_of(row), record=self._recorder(game_id))
         self.clock.note_shown(game_id, drawn.ui.drawn)  # delivered before (e.g. a restart)
         try:
             await self.renderer.draw(row, game, drawn, events, pressed)
@@ -353,6 +355,13 @@ class Tables:
         if drawn.chats is not None:
             self.delivery.queued(game_id, row.version, drawn.chats)
             self.clock.watch(row, game)
+
+    def _recorder(self, game_id: int) -> Callable[[dict[str, Any]], Awaitable[str]]:
+        """Stores a redraw's UI changes so far (see ``Drawn.sent``)."""
+        def record(changes: dict[str, Any]) -> Awaitable[str]:
+            return self.service.save_ui(game_id, ui_patch(changes))
+
+        return record
 
     async def _show_morto_plays(self, game_id: int, events: Sequence[Event]) -> None:
         """Il morto plays by itself within the move before its turn (R90): show the table
@@ -372,7 +381,7 @@ class Tables:
         for index in autos:
             frame = Game.from_history(game.options, game.history[: start + index],
                                       game.actions, random.Random(0))
-            drawn = Drawn(ui_of(row))
+            drawn = Drawn(ui_of(row), record=self._recorder(game_id))
             try:
                 await self.renderer.draw(row, frame, drawn, ())
             finally:

@@ -120,10 +120,20 @@ class Drawn:
     changes: dict[str, Any] = field(default_factory=dict)
     #: Chats with content of this version queued (None: nothing new was drawn).
     chats: set[int] | None = None
+    #: Stores the changes so far at once (set by the driver; see :meth:`sent`).
+    record: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
 
     def set(self, **changes: Any) -> None:
         self.changes.update(changes)
         self.ui = self.ui.merged(changes)
+
+    async def sent(self, **changes: Any) -> None:
+        """A new message was sent: store it now, not at the end of the redraw, so that a
+        process that dies later in the redraw (or an instance taking over) does not send
+        it again (issue 20: the window is one send, not a whole redraw's pacing)."""
+        self.set(**changes)
+        if self.record is not None:
+            await self.record(dict(self.changes))
 
 
 class Renderer:
@@ -140,6 +150,9 @@ class Renderer:
         #: How long an edit of a private message that nobody can press may wait, so that
         #: several moves of the others become one edit (real seconds; tests scale it).
         self.private_lazy_seconds = 4.0
+        #: The Mini App (WEBAPP_URL, WEBAPP_SHORT_NAME): None draws no button for it.
+        self.webapp_url: str | None = None
+        self.webapp_short_name: str | None = None
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
                    events: Sequence[Event], pressed: tuple[int, int] | None = None) -> None:
@@ -198,14 +211,14 @@ class Renderer:
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
                 await self.outbox.send(chat_id, text, thread_id=row.thread_id,
                                        priority=Priority.TURN)
-                drawn.set(scored=i)
+                await drawn.sent(scored=i)
             drawn.set(scored=game.scored_count)
         if game.is_over() and not drawn.ui.over and game.final is not None:
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
             await self.outbox.send(chat_id, text, thread_id=row.thread_id,
                                    priority=Priority.TURN)
-            drawn.set(over=True)
+            await drawn.sent(over=True)
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
         """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""
@@ -261,12 +274,14 @@ class Renderer:
         if pressed is not None and pressed == (chat_id, drawn.ui.table):
             priority = Priority.TURN  # the presser's own message
         # (at the declaration the buttons are in the caller's hand: the table is a table)
+        markup = kb.with_table_button(markup, tr(lang, "webapp.button"),
+                                      url=self.webapp_link(row.game_id))
         if drawn.ui.table is None:
             msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
                                          priority=Priority.TURN)
             if msg is not None:
-                drawn.set(table=msg.message_id, table_chat=msg.chat.id,
-                          table_smz=game.smazzata_index)
+                await drawn.sent(table=msg.message_id, table_chat=msg.chat.id,
+                                 table_smz=game.smazzata_index)
         else:
             self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
                              priority=priority)
@@ -276,6 +291,19 @@ class Renderer:
         seat_no = game.current_seat()
         seat = None if seat_no is None else row.seat(seat_no)
         return seat is not None and seat.is_human and not seat.away
+
+    def webapp_page(self, game_id: int) -> str | None:
+        """The Mini App's address for one table (a private chat's ``web_app`` button)."""
+        if self.webapp_url is None:
+            return None
+        return f"{self.webapp_url}{'&' if '?' in self.webapp_url else '?'}table={game_id}"
+
+    def webapp_link(self, game_id: int) -> str | None:
+        """The direct link that opens the Mini App on a table inside a group."""
+        username = self.bot_username()
+        if self.webapp_url is None or self.webapp_short_name is None or not username:
+            return None
+        return f"https://t.me/{username}/{self.webapp_short_name}?startapp={game_id}"
 
     def hand_link(self, lang: str) -> InlineKeyboardMarkup | None:
         username = self.bot_username()
@@ -327,6 +355,8 @@ class Renderer:
                 self._pressable.discard(key)
             pressable = pressable or (view.current_seat == seat.seat and not seat.away
                                       and self._new_buttons(key, mid, buttons))
+            markup = kb.with_table_button(markup, tr(plang, "webapp.button"),
+                                          web_app=self.webapp_page(row.game_id))
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds,
@@ -355,6 +385,7 @@ class Renderer:
         if solo_smazzata is not None:  # alone: the hand's message is the table
             drawn.set(table=msg.message_id, table_chat=msg.chat.id, table_smz=solo_smazzata)
         self._buttons[key] = (msg.message_id, buttons)
+        await drawn.sent()  # (stored at once: never sent twice, see Drawn.sent)
 
     def _bids_in_hand(self, view: View, seat_no: int, table_chat: int, sent: bool) -> bool:
         """Whether the bidder in turn of a group's auction also gets the bids in their

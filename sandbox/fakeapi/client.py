@@ -13,70 +13,60 @@ import re
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .errors import FakeClientError, WaitTimeout
-
-if TYPE_CHECKING:
-    from .models import FakeChat, FakeMessage
-    from .world import World
+from .models import FakeChat, FakeMessage, UserAccount
 
 _PAYLOAD_RE = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 
 
-class FakeUser:
+class Telegram(Protocol):
+    """What a user's actions go through: the fake's `World` (world.py), which creates the
+    users; so the users' side needs no import of it."""
+
+    def private_chat(self, user: FakeUser) -> FakeChat: ...
+
+    def my_chat_member(self, chat: FakeChat, by: FakeUser | None, old: str, new: str) -> None: ...
+
+    def user_message(
+        self,
+        user: FakeUser,
+        chat: FakeChat,
+        text: str,
+        *,
+        reply_to: FakeMessage | None = None,
+        thread_id: int | None = None,
+    ) -> FakeMessage: ...
+
+    def lookup_message(self, ref: Any) -> FakeMessage: ...
+
+    def user_edit(self, user: FakeUser, message: FakeMessage, text: str) -> FakeMessage: ...
+
+    def callback_query(
+        self, user: FakeUser, message: FakeMessage, data: str | bytes
+    ) -> CallbackQueryHandle: ...
+
+    def add_member(
+        self, chat: FakeChat, user: FakeUser, *, announce: bool
+    ) -> FakeMessage | None: ...
+
+    def remove_member(
+        self, chat: FakeChat, user: FakeUser, *, announce: bool
+    ) -> FakeMessage | None: ...
+
+
+class FakeUser(UserAccount):
     """A simulated Telegram user.  Create with `FakeTelegram.add_user`."""
 
-    def __init__(
-        self,
-        world: World,
-        id: int,
-        first_name: str,
-        *,
-        last_name: str | None = None,
-        username: str | None = None,
-        language_code: str | None = None,
-        is_premium: bool = False,
-    ):
+    def __init__(self, world: Telegram, id: int, first_name: str, **fields: Any):
+        super().__init__(id, first_name, **fields)
         self._world = world
-        self.id = id
-        self.first_name = first_name
-        self.last_name = last_name
-        self.username = username
-        self.language_code = language_code
-        self.is_premium = is_premium
-        self.started = False  # has pressed Start (or written to the bot) at least once
-        self.blocked = False  # has blocked the bot
-
-    # -- JSON ---------------------------------------------------------------------------
-    def name_fields(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"first_name": self.first_name}
-        if self.last_name:
-            data["last_name"] = self.last_name
-        if self.username:
-            data["username"] = self.username
-        return data
-
-    def to_api(self) -> dict[str, Any]:
-        """The ``User`` JSON object."""
-        data: dict[str, Any] = {"id": self.id, "is_bot": False, **self.name_fields()}
-        if self.language_code:
-            data["language_code"] = self.language_code
-        if self.is_premium:
-            data["is_premium"] = True
-        return data
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.first_name} {self.last_name}" if self.last_name else self.first_name
 
     @property
     def private_chat(self) -> FakeChat:
         """The private chat between this user and the bot."""
         return self._world.private_chat(self)
-
-    def __repr__(self) -> str:
-        return f"<FakeUser {self.id} {self.full_name!r}>"
 
     # -- private chat with the bot ---------------------------------------------------------
     async def start_bot(self, payload: str | None = None) -> FakeMessage:

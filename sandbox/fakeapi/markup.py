@@ -8,6 +8,9 @@ Enforced for inline keyboards (descriptions as Telegram words them where it has 
   (the real server silently takes the first one; the fake is stricter);
 * ``callback_data``: 1..64 bytes UTF-8 -> ``BUTTON_DATA_INVALID``;
 * ``url``: ``http(s)://host...`` or ``tg://...`` -> ``BUTTON_URL_INVALID``;
+* ``web_app``: ``{"url": "https://..."}`` -> ``BUTTON_URL_INVALID`` (plain HTTP only on
+  loopback hosts, like Telegram's test environment), and only in private chats ->
+  ``BUTTON_TYPE_INVALID`` (:func:`check_chat_allows`);
 * at most `MAX_BUTTONS` (100) buttons -> ``reply markup is too long`` and at most
   `MAX_ROW` (8) buttons per row -> ``BUTTON_TYPE_INVALID`` (fake's wording).
 """
@@ -38,6 +41,9 @@ INLINE_ACTIONS = (
 )
 _HTTP_URL_RE = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.IGNORECASE)
 _TG_URL_RE = re.compile(r"^tg://[^\s]+$", re.IGNORECASE)
+_LOOPBACK_HTTP_RE = re.compile(
+    r"^http://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?(/|$)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,8 @@ def _validate_inline_button(button: Any) -> dict[str, Any]:
         _check_callback_data(button["callback_data"])
     elif action == "url":
         _check_url(button["url"])
+    elif action == "web_app":
+        _check_web_app(button["web_app"])
     return {key: value for key, value in button.items() if value is not None}
 
 
@@ -129,6 +137,27 @@ def _check_callback_data(data: Any) -> None:
 def _check_url(url: Any) -> None:
     if not isinstance(url, str) or not (_HTTP_URL_RE.match(url) or _TG_URL_RE.match(url)):
         raise bad_request("BUTTON_URL_INVALID")
+
+
+def _check_web_app(info: Any) -> None:
+    """A ``WebAppInfo``: an HTTPS ``url``. Like Telegram's test environment, plain HTTP is
+    accepted on this machine (127.0.0.1, localhost, ::1: the sandbox and the tests)."""
+    url = info.get("url") if isinstance(info, dict) else None
+    if not isinstance(url, str) or not _HTTP_URL_RE.match(url):
+        raise bad_request("BUTTON_URL_INVALID")
+    if not (url.lower().startswith("https://") or _LOOPBACK_HTTP_RE.match(url)):
+        raise bad_request("BUTTON_URL_INVALID")
+
+
+def check_chat_allows(markup: dict[str, Any] | None, private: bool) -> None:
+    """``web_app`` buttons only in private chats (Bot API: "Available only in private
+    chats between a user and the bot"); elsewhere Telegram answers BUTTON_TYPE_INVALID."""
+    if private or not markup:
+        return
+    for row in markup.get("inline_keyboard", ()):
+        for button in row:
+            if "web_app" in button:
+                raise bad_request("BUTTON_TYPE_INVALID")
 
 
 def _validate_reply_keyboard(markup: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from .client import CallbackAnswer
 from .errors import NOT_MODIFIED, QUERY_TOO_OLD, ApiError, bad_request, chat_migrated, forbidden
 from .html import HtmlParseError, finalize_text, parse_html, utf16_len
 from .limits import FloodController
-from .markup import validate_reply_markup
+from .markup import check_chat_allows, validate_reply_markup
 from .models import MEMBER_STATUSES, FakeChat, FakeMessage
 from .params import Params, UploadedFile
 from .world import ALL_UPDATE_KINDS, DEFAULT_ALLOWED, World, member_json, scope_key
@@ -196,12 +196,15 @@ class BotApi:
             result.append(entity)
         return result
 
-    def markup(self, p: Params) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """``(inline_keyboard markup, other markup)`` of the call."""
+    def markup(
+        self, p: Params, chat: FakeChat
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """``(inline_keyboard markup, other markup)`` of the call (in ``chat``)."""
         raw = p.json("reply_markup", what="reply keyboard markup")
         if raw is None:
             return None, None
         markup = validate_reply_markup(raw)
+        check_chat_allows(markup, chat.type == "private")
         return (markup, None) if "inline_keyboard" in markup else (None, markup)
 
     def take_flood_token(self, method: str, chat: FakeChat) -> None:
@@ -354,7 +357,7 @@ def send_message(self: BotApi, p: Params) -> Any:
     text, entities = self.formatted(
         p, "text", "entities", limit=TEXT_LIMIT, noun="text", required=True
     )
-    inline, other = self.markup(p)
+    inline, other = self.markup(p, chat)
     thread_id = self.thread(chat, p)
     reply_to = self.reply_target(chat, p)
     self.take_flood_token("sendMessage", chat)
@@ -380,7 +383,7 @@ def _send_media(self: BotApi, p: Params, method: str, kind: str) -> Any:
     caption, entities = self.formatted(
         p, "caption", "caption_entities", limit=CAPTION_LIMIT, noun="caption", required=False
     )
-    inline, other = self.markup(p)
+    inline, other = self.markup(p, chat)
     thread_id = self.thread(chat, p)
     reply_to = self.reply_target(chat, p)
     self.take_flood_token(method, chat)
@@ -445,7 +448,7 @@ def edit_message_text(self: BotApi, p: Params) -> Any:
     text, entities = self.formatted(
         p, "text", "entities", limit=TEXT_LIMIT, noun="text", required=True
     )
-    inline, _ = self.markup(p)
+    inline, _ = self.markup(p, message.chat)
     return _apply_edit(
         self, "editMessageText", message, text=text, entities=entities, reply_markup=inline
     )
@@ -459,7 +462,7 @@ def edit_message_caption(self: BotApi, p: Params) -> Any:
     caption, entities = self.formatted(
         p, "caption", "caption_entities", limit=CAPTION_LIMIT, noun="caption", required=False
     )
-    inline, _ = self.markup(p)
+    inline, _ = self.markup(p, message.chat)
     return _apply_edit(
         self,
         "editMessageCaption",
@@ -473,7 +476,7 @@ def edit_message_caption(self: BotApi, p: Params) -> Any:
 @api("editMessageReplyMarkup")
 def edit_message_reply_markup(self: BotApi, p: Params) -> Any:
     message = _edit_target(self, p)
-    inline, _ = self.markup(p)
+    inline, _ = self.markup(p, message.chat)
     return _apply_edit(self, "editMessageReplyMarkup", message, reply_markup=inline)
 
 

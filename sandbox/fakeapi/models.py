@@ -1,16 +1,14 @@
-"""Data model of the fake Telegram world: bot identity, chats, messages, pending updates."""
+"""Data model of the fake Telegram world: bot identity, user accounts, chats, messages,
+pending updates."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import FakeClientError
 from .html import entity_text
 from .markup import Button, inline_buttons
-
-if TYPE_CHECKING:
-    from .client import FakeUser
 
 MEMBER_STATUSES = frozenset({"creator", "administrator", "member"})
 
@@ -64,6 +62,55 @@ class BotIdentity:
         }
 
 
+class UserAccount:
+    """A Telegram user as the server knows them: the Bot API's ``User`` object and their
+    standing with the bot. `FakeUser` (client.py) is one who also acts."""
+
+    def __init__(
+        self,
+        id: int,
+        first_name: str,
+        *,
+        last_name: str | None = None,
+        username: str | None = None,
+        language_code: str | None = None,
+        is_premium: bool = False,
+    ):
+        self.id = id
+        self.first_name = first_name
+        self.last_name = last_name
+        self.username = username
+        self.language_code = language_code
+        self.is_premium = is_premium
+        self.started = False  # has pressed Start (or written to the bot) at least once
+        self.blocked = False  # has blocked the bot
+
+    # -- JSON ---------------------------------------------------------------------------
+    def name_fields(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"first_name": self.first_name}
+        if self.last_name:
+            data["last_name"] = self.last_name
+        if self.username:
+            data["username"] = self.username
+        return data
+
+    def to_api(self) -> dict[str, Any]:
+        """The ``User`` JSON object."""
+        data: dict[str, Any] = {"id": self.id, "is_bot": False, **self.name_fields()}
+        if self.language_code:
+            data["language_code"] = self.language_code
+        if self.is_premium:
+            data["is_premium"] = True
+        return data
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.first_name} {self.last_name}" if self.last_name else self.first_name
+
+    def __repr__(self) -> str:
+        return f"<FakeUser {self.id} {self.full_name!r}>"
+
+
 @dataclass(eq=False)
 class FakeChat:
     """A private chat, basic group or supergroup (optionally a forum)."""
@@ -73,7 +120,7 @@ class FakeChat:
     title: str | None = None
     username: str | None = None
     is_forum: bool = False
-    user: FakeUser | None = None  # the other party of a private chat
+    user: UserAccount | None = None  # the other party of a private chat
     members: dict[int, str] = field(default_factory=dict)  # user id -> status
     bot_status: str = "member"  # member / administrator / left / kicked
     bot_rights: dict[str, bool] = field(default_factory=dict)
@@ -157,7 +204,7 @@ class FakeMessage:
 
     chat: FakeChat
     message_id: int
-    sender: FakeUser | None  # None: the bot
+    sender: UserAccount | None  # None: the bot
     date: int
     text: str | None = None
     entities: list[dict[str, Any]] = field(default_factory=list)

@@ -37,6 +37,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from . import webapps
 from .client import CallbackQueryHandle, FakeUser
 from .errors import (
     BLOCKED,
@@ -79,6 +80,7 @@ class ApiCall:
     description: str | None = None
     fault: str | None = None  # kind of the injected fault, if any
     cancelled: bool = False  # the client went away before the answer
+    agent: str = ""  # the client's User-Agent (which instance of the bot called)
 
     @property
     def text(self) -> str | None:
@@ -399,6 +401,7 @@ class FakeTelegram:
         call = self._open_call(
             "getUpdates" if polling else (entry[0] if entry else method), polling
         )
+        call.agent = request.headers.get("User-Agent", "")
         try:
             if token != self.token:
                 raise unauthorized() if _TOKEN_RE.match(token) else not_found()
@@ -837,6 +840,20 @@ class FakeTelegram:
         """A stored message by chat and id."""
         chat_id = chat if isinstance(chat, int) else chat.id
         return self.world.lookup_message((chat_id, message_id))
+
+    def open_web_app(
+        self, user: FakeUser, url: str, *, start_param: str | None = None,
+        chat: FakeChat | None = None, auth_date: int | None = None,
+    ) -> str:
+        """The URL ``user``'s client loads to open a Mini App: from a private chat's
+        ``web_app`` button (``chat`` None) or from a direct link in ``chat``, with
+        ``initData`` signed with this bot's token (:mod:`sandbox.fakeapi.webapps`)."""
+        chat_type = None if chat is None else chat.type
+        instance = None if chat is None else str(abs(chat.id) * 7919 % 10**12)
+        data = webapps.init_data(self.token, user.to_api(), start_param=start_param,
+                                 chat_type=chat_type, chat_instance=instance,
+                                 auth_date=auth_date)
+        return webapps.launch_url(url, data, start_param)
 
     def find_button(self, message: Any, text: str) -> Button:
         """The button of ``message`` whose text equals/contains ``text``."""

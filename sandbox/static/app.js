@@ -1,7 +1,7 @@
 // The sandbox page: long-polls /api/state for the chosen user and renders their chats.
 "use strict";
 
-const state = { user: null, revision: -1, bot: null, data: null, generation: 0 };
+const state = { user: null, revision: -1, bot: null, generation: 0, polling: null };
 const $ = (id) => document.getElementById(id);
 
 function chosenUser(users) {
@@ -34,12 +34,42 @@ function toast(text, alert) {
   toastTimer = setTimeout(() => { box.hidden = true; }, alert ? 6000 : 2500);
 }
 
-// t.me links to the bot: open the private chat (with a start payload: press Start)
-async function openLink(url) {
+// The Mini App, as a Telegram client opens it: the bot's page in a phone-sized frame, with
+// initData signed by the fake Telegram for the acting user (POST /api/webapp).
+async function openWebApp(request) {
+  try {
+    const result = await post("/api/webapp", { user: state.user, ...request });
+    let overlay = $("webapp");
+    if (!overlay) {
+      overlay = document.createElement("div");
+      overlay.id = "webapp";
+      overlay.innerHTML = '<div class="phone"><div class="bar"><span>🃏 Mini App</span>' +
+        '<button type="button" class="close">✕</button></div><iframe title="Mini App"></iframe></div>';
+      overlay.querySelector(".close").addEventListener("click", () => overlay.remove());
+      document.body.appendChild(overlay);
+    }
+    overlay.querySelector("iframe").src = result.url;
+  } catch (error) {
+    toast(String(error.message || error), true);
+  }
+}
+
+// the Mini App asks to be closed (Telegram.WebApp.close() of the stand-in)
+window.addEventListener("message", (event) => {
+  if (event.data && event.data.type === "web_app_close" && $("webapp")) $("webapp").remove();
+});
+
+// t.me links to the bot: open the private chat (with a start payload: press Start), or
+// its Mini App (a direct link t.me/<bot>/<app>?startapp=…)
+async function openLink(url, chatId) {
+  const app = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)\/([A-Za-z0-9_]+)(?:\?startapp=([A-Za-z0-9_-]*))?/.exec(url);
+  if (app && state.bot && app[1].toLowerCase() === state.bot.username.toLowerCase()) {
+    return openWebApp({ chat: chatId, short_name: app[2], start_param: app[3] || "" });
+  }
   const match = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)(?:\?start=([A-Za-z0-9_-]*))?/.exec(url);
   if (match && state.bot && match[1].toLowerCase() === state.bot.username.toLowerCase()) {
     if (match[2] !== undefined) await post("/api/start", { user: state.user, payload: match[2] });
-    const input = document.querySelector(`[data-chat="${state.user}"] .composer .text`);
+    const input = document.querySelector(`[data-chat="${state.user}"] .draft`);
     if (input) input.focus();
     return;
   }
@@ -47,11 +77,13 @@ async function openLink(url) {
 }
 
 async function press(chatId, messageId, button) {
-  if (button.url) return openLink(button.url);
+  if (button.web_app) return openWebApp({ chat: chatId, message: messageId, url: button.web_app });
+  if (button.url) return openLink(button.url, chatId);
   try {
     const result = await post("/api/press", {
       user: state.user, chat: chatId, message: messageId, data: button.data,
     });
+    if (result.gone) toast("That button is gone: the message has just changed.", false);
     const answer = result.answer;
     if (answer && answer.url) await openLink(answer.url);
     if (answer && answer.text) toast(answer.text, answer.alert);
@@ -95,6 +127,7 @@ function renderMessage(chat, message) {
         b.type = "button";
         b.textContent = button.text;
         if (button.url) b.classList.add("url");
+        if (button.web_app) b.classList.add("web-app");
         if (button.data) b.dataset.callback = button.data;
         b.addEventListener("click", () => press(chat.id, message.id, button));
         line.appendChild(b);
@@ -112,15 +145,17 @@ function chatPanel(chat) {
   panel = $("chat-template").content.firstElementChild.cloneNode(true);
   panel.dataset.chat = chat.id;
   panel.dataset.type = chat.type;
+  // the composer's own input (`.draft`): a message's text is `.text` too
+  const input = panel.querySelector(".draft");
   panel.querySelector(".composer").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const input = panel.querySelector(".text");
     const text = input.value.trim();
     if (!text) return;
+    input.value = "";  // cleared at once: the next command may be typed while this one goes
     try {
       await post("/api/send", { user: state.user, chat: chat.id, text });
-      input.value = "";
     } catch (error) {
+      if (!input.value) input.value = text;  // not sent: give it back
       toast(String(error.message || error), true);
     }
   });
@@ -156,7 +191,7 @@ function render(data) {
     const commands = chat.commands.map((c) => `/${c.command}\u0000${c.description}`).join("|");
     if (list.dataset.commands !== commands) {  // the bot's command menu, as suggestions
       list.id = `commands-${chat.id}`;
-      panel.querySelector(".text").setAttribute("list", list.id);
+      panel.querySelector(".draft").setAttribute("list", list.id);
       list.replaceChildren(...chat.commands.map((c) => {
         const option = document.createElement("option");
         option.value = `/${c.command}`;
@@ -179,10 +214,14 @@ function render(data) {
 }
 
 async function poll(generation) {
+  // one long poll at a time: a switch of user cancels the previous user's request
+  // instead of leaving it open until the server answers it
+  const controller = new AbortController();
+  state.polling = controller;
   while (generation === state.generation) {
     try {
       const query = `user=${encodeURIComponent(state.user ?? "")}&rev=${state.revision}`;
-      const response = await fetch(`/api/state?${query}`);
+      const response = await fetch(`/api/state?${query}`, { signal: controller.signal });
       const data = await response.json();
       if (generation !== state.generation) return;
       if (state.user === null || !data.users.some((u) => u.id === state.user)) {
@@ -193,6 +232,7 @@ async function poll(generation) {
       state.revision = data.revision;
       render(data);
     } catch (error) {
+      if (generation !== state.generation) return;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
@@ -202,6 +242,7 @@ function switchUser(id) {
   state.user = Number(id);
   state.revision = -1;
   state.generation += 1;
+  if (state.polling) state.polling.abort();
   localStorage.setItem("sandbox-user", String(id));
   const url = new URL(location.href);
   url.searchParams.set("user", id);

@@ -1,8 +1,12 @@
 """A real browser plays the sandbox: Debian's Chromium, driven by Playwright, opens the page
-of ``python -m sandbox`` (the real bot in its own process against the local fake Telegram),
-creates a table, fills it with computers and plays a whole smazzata by clicking the page's
-buttons only; it saves a screenshot mid-smazzata (``SANDBOX_SCREENSHOT=path`` to keep it:
-README's docs/sandbox.png is one).
+of ``python -m sandbox`` (the real bot in its own process against the local fake Telegram)
+and uses it as a person does: types commands in the group and in the private chat (several
+in a row, the next one typed before the bot answered the last), opens a table in the group,
+fills it with computers and plays a whole smazzata by clicking (pressing again while the
+redraw of a press is on its way), reloads the page, switches users, adds one; and plays a
+smazzata alone against the computers in the private chat (``/nuova`` there). It saves a
+screenshot mid-smazzata (``SANDBOX_SCREENSHOT=path`` to keep it: README's docs/sandbox.png
+is one).
 
 Needs the ``chromium`` apt package and Playwright from PyPI (``.ci/run`` installs both; the
 browser Playwright would download is not used). Where they are missing the test is skipped
@@ -73,86 +77,224 @@ def sandbox(tmp_path: Path) -> Iterator[str]:
             process.wait()
 
 
-#: Decides the next click from what the page shows: the callback data and the panel.
+#: Decides the next click from what the page shows: the callback data and the panel. In the
+#: group's auction ``me`` bids once, then passes; alone in private, the auction's buttons are
+#: in the private message, and ``me`` passes; then the first card it may play.
 NEXT_CLICK = """(me) => {
   const group = document.querySelector('section[data-type="group"]');
   const mine = document.querySelector('section[data-type="private"]');
   const withButtons = (panel) => [...panel.querySelectorAll('.message')]
       .filter((m) => m.querySelector('button[data-callback^="a:"]'));
-  const table = withButtons(group).pop();
+  const table = group && withButtons(group).pop();
   if (table) {
     const pass = [...table.querySelectorAll('button[data-callback$=":P"]')][0];
     if (pass && table.textContent.includes('Tocca a ' + me)) {
       const call = table.querySelector('button[data-callback*=":r"]');
       const bid = document.body.dataset.bid ? null : call;
       document.body.dataset.bid = "1";
-      return {panel: 'group', data: (bid || pass).dataset.callback};
+      return {panel: 'group', data: (bid || pass).dataset.callback, card: false};
     }
   }
   const hand = withButtons(mine).pop();
   if (hand && hand.textContent.includes('Tocca a te')) {
-    const card = [...hand.querySelectorAll('button[data-callback^="a:"]')]
-        .find((b) => !b.textContent.startsWith('🚫'));
-    if (card) return {panel: 'private', data: card.dataset.callback};
+    const pass = hand.querySelector('button[data-callback$=":P"]');
+    if (pass) return {panel: 'private', data: pass.dataset.callback, card: false};
+    const cards = [...hand.querySelectorAll('button[data-callback^="a:"]')]
+        .filter((b) => !b.textContent.startsWith('🚫'));
+    if (cards.length) return {panel: 'private', data: cards[0].dataset.callback, card: true};
   }
   return null;
 }"""
 
 
-def test_a_browser_plays_a_smazzata_in_the_sandbox(sandbox: str, tmp_path: Path) -> None:
+class Browser:
+    """One page of the sandbox in Chromium, with what it asked the server and its errors."""
+
+    def __init__(self, sync_api: Any, page: Any) -> None:
+        self.api = sync_api
+        self.page = page
+        self.presses: list[tuple[int, dict[str, Any]]] = []
+        self.errors: list[str] = []
+        self.shot: Path | None = None  # where play() saves its screenshot mid-smazzata
+        page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        page.on("response", self._response)
+
+    def _response(self, response: Any) -> None:
+        if response.url.endswith("/api/press"):
+            self.presses.append((response.status, response.json()))
+        elif "/api/" in response.url and response.status != 200:
+            self.errors.append(f"{response.url}: {response.status} {response.text()}")
+
+    def panel(self, kind: str) -> Any:
+        return self.page.locator(f'section[data-type="{kind}"]')
+
+    def type(self, kind: str, text: str) -> None:
+        """Type ``text`` in a chat's composer and press Enter (no waiting for the bot)."""
+        draft = self.panel(kind).locator(".draft")
+        draft.fill(text)
+        draft.press("Enter")
+        self.api.expect(draft).to_have_value("")  # taken: the box is free for the next one
+
+    def answered(self, kind: str, text: str | re.Pattern[str]) -> Any:
+        """The bot's message in that chat containing ``text``, once there is one."""
+        found = self.panel(kind).locator(".message:not(.mine)", has_text=text)
+        self.api.expect(found).to_have_count(1)
+        return found
+
+    def play(self, me: str, ended: Any, *, double_press_from: int) -> int:
+        """Click ``me``'s moves until ``ended`` shows (the number of clicks); the first card
+        from click ``double_press_from`` on is pressed twice, as an impatient person does:
+        the second press comes while the redraw of the first is on its way."""
+        deadline = time.monotonic() + SMAZZATA_SECONDS
+        clicks = 0
+        doubled = False
+        while not ended.count():
+            assert time.monotonic() < deadline, "the smazzata did not end in time"
+            move = self.page.evaluate(NEXT_CLICK, me)
+            if move is None:
+                self.page.wait_for_timeout(50)
+                continue
+            selector = (f'section[data-type="{move["panel"]}"] '
+                        f'button[data-callback="{move["data"]}"]')
+            clicks += 1
+            if clicks >= double_press_from and move["card"] and not doubled:
+                doubled, pressed = True, len(self.presses)
+                self.page.locator(selector).last.dblclick(timeout=5000)
+                # both presses answered; the second one refused, and the page says so
+                self.api.expect(self.page.locator("#toast")).to_be_visible()
+                self.page.wait_for_function(f"() => !document.querySelector('{selector}')",
+                                            timeout=10000)
+                deadline_two = time.monotonic() + 10
+                while len(self.presses) < pressed + 2 and time.monotonic() < deadline_two:
+                    self.page.wait_for_timeout(50)
+                assert len(self.presses) == pressed + 2, self.presses[pressed:]
+                second = self.presses[pressed + 1][1]  # "superato", or already gone
+                said = "gone" if second.get("gone") else second["answer"]["text"]
+                assert said, second
+                if not second.get("gone"):
+                    self.api.expect(self.page.locator("#toast")).to_have_text(said)
+            else:
+                self.page.locator(selector).last.click(timeout=5000)
+            if clicks == 6 and self.shot:  # mid-smazzata: the table, the hand, the buttons
+                self.page.screenshot(path=str(self.shot))
+            self.page.wait_for_function(  # the move is applied: the button's version is gone
+                f"() => !document.querySelector('{selector}')", timeout=10000)
+        assert doubled, "no card was pressed twice"
+        return clicks
+
+
+def _open(sync_api: Any, playwright: Any, url: str) -> tuple[Any, Browser]:
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    sync_api.expect.set_options(timeout=15000)  # a group is paced at ~20 messages a minute
+    page.goto(url)
+    return browser, Browser(sync_api, page)
+
+
+def start_table(page: Any, url: str) -> Any:
+    """Open the sandbox's page as Anna: a new table in the group, Anna and four computers,
+    started by clicking the lobby's buttons. Returns the group's panel."""
+    page.goto(url)
+    group = page.locator('section[data-type="group"]')
+    group.locator(".draft").fill("/nuova")
+    group.locator(".draft").press("Enter")
+    lobby = group.locator(".message", has_text="Briscola chiamata").last
+    lobby.get_by_role("button", name="Entra").click()
+    page.wait_for_function(
+        "() => document.querySelector('section[data-type=\"group\"]')"
+        ".textContent.includes('1. Anna')")
+    for _ in range(4):
+        lobby.get_by_role("button", name="Computer").click()
+        page.wait_for_timeout(150)
+    page.get_by_text("Tavolo completo").wait_for()
+    lobby.get_by_role("button", name="Inizia").click()
+    return group
+
+
+def test_a_browser_plays_a_smazzata_in_the_group(sandbox: str, tmp_path: Path) -> None:
     sync_api = _require_browser()
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser, ui = _open(sync_api, playwright, sandbox)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(sandbox)
-            group = page.locator('section[data-type="group"]')
-            group.locator(".text").fill("/nuova")
-            group.locator(".composer button").click()
-            lobby = group.locator(".message", has_text="Briscola chiamata").last
-            lobby.get_by_role("button", name="Entra").click()
-            page.wait_for_function(
-                "() => document.querySelector('section[data-type=\"group\"]')"
-                ".textContent.includes('1. Anna')")
+            page, group, expect = ui.page, ui.panel("group"), sync_api.expect
+            ui.type("group", "/nuova")
+            lobby = ui.answered("group", "nuova partita")
+            ui.type("group", "/entra")
+            expect(lobby).to_contain_text("1. Anna")
             for _ in range(4):
                 lobby.get_by_role("button", name="Computer").click()
                 page.wait_for_timeout(150)
-            page.get_by_text("Tavolo completo").wait_for()
-            lobby.get_by_role("button", name="Inizia").click()
+            expect(lobby).to_contain_text("Tavolo completo")
+            ui.type("group", "/inizia")
+            ui.answered("group", "Smazzata 1")  # (the lobby's "started" edit may come later)
 
-            shot = Path(os.environ.get("SANDBOX_SCREENSHOT", tmp_path / "sandbox.png"))
-            deadline = time.monotonic() + SMAZZATA_SECONDS
-            clicks = 0
+            ui.shot = Path(os.environ.get("SANDBOX_SCREENSHOT", tmp_path / "sandbox.png"))
             ended = group.locator(".message", has_text="Fine della smazzata 1")
-            while not ended.count():
-                assert time.monotonic() < deadline, "the smazzata did not end in time"
-                move = page.evaluate(NEXT_CLICK, "Anna")
-                if move is None:
-                    page.wait_for_timeout(50)
-                    continue
-                selector = f'section[data-type="{move["panel"]}"] ' \
-                           f'button[data-callback="{move["data"]}"]'
-                page.locator(selector).last.click(timeout=5000)
-                clicks += 1
-                if clicks == 6:  # mid-smazzata: the table, the hand, the buttons
-                    page.screenshot(path=str(shot))
-                page.wait_for_function(  # the move is applied: the button's version is gone
-                    f"() => !document.querySelector('{selector}')", timeout=10000)
+            clicks = ui.play("Anna", ended, double_press_from=3)
             assert clicks >= 8  # Anna played her eight cards (and bid) by clicking
             assert "Punti:" in ended.last.text_content()
             page.screenshot(path=str(tmp_path / "end.png"))
-            assert shot.stat().st_size > 10_000
+            assert ui.shot.stat().st_size > 10_000  # (README's docs/sandbox.png is one)
+
+            page.reload()  # the same user, the same chats, and the composer still works
+            expect(page.locator("#user option:checked")).to_have_text("Anna (it)")
+            expect(group).to_contain_text("Fine della smazzata 1")
+            ui.type("group", "/classifica")
+            ui.answered("group", re.compile("Classifica|nessun punteggio"))
 
             # act as another user: their own private chat, the same group
             page.select_option("#user", label="Bruno (it)")
-            private = page.locator('section[data-type="private"]')
-            sync_api.expect(private.locator(".title")).to_contain_text("Bruno")
-            sync_api.expect(private).not_to_contain_text("Le tue carte")
-            sync_api.expect(group).to_contain_text("Fine della smazzata 1")
+            private = ui.panel("private")
+            expect(private.locator(".title")).to_contain_text("Bruno")
+            expect(private).not_to_contain_text("Le tue carte")
+            expect(group).to_contain_text("Fine della smazzata 1")
+            ui.type("private", "/mano")
+            ui.answered("private", "Non stai giocando")
             # and a new user, who joins the group and is switched to
             page.fill("#new-name", "Zoe")
             page.click("#add-user button")
-            sync_api.expect(private.locator(".title")).to_contain_text("Zoe")
-            sync_api.expect(group).to_contain_text("Zoe joined the group")
+            expect(private.locator(".title")).to_contain_text("Zoe")
+            expect(group).to_contain_text("Zoe joined the group")
+            assert all(status == 200 and body["ok"] for status, body in ui.presses)
+            assert not ui.errors, ui.errors
+        finally:
+            browser.close()
+
+
+def test_a_browser_plays_alone_in_the_private_chat(sandbox: str, tmp_path: Path) -> None:
+    """Bruno types commands in his private chat, each before the last is answered, then
+    /nuova there: a table of his own against the computers, played by clicking."""
+    sync_api = _require_browser()
+    with sync_api.sync_playwright() as playwright:
+        browser, ui = _open(sync_api, playwright, sandbox)
+        try:
+            page, private, expect = ui.page, ui.panel("private"), sync_api.expect
+            page.select_option("#user", label="Bruno (it)")
+            expect(private.locator(".title")).to_contain_text("Bruno")
+            for command in ("/aiuto", "/regole", "/impostazioni"):
+                ui.type("private", command)
+            ui.answered("private", "comandi")
+            ui.answered("private", "Regole della Briscola")
+            ui.answered("private", "valgono dalla prossima partita")
+            ui.type("private", "/nuova")
+            lobby = ui.answered("private", "nuova partita")
+            lobby.get_by_role("button", name="Computer facile").click()
+            expect(lobby).to_contain_text("Computer 4")
+            lobby.get_by_role("button", name="Inizia").click()
+            ui.answered("private", "Le tue carte")
+
+            ui.shot = tmp_path / "alone.png"
+            ended = private.locator(".message", has_text="Fine della smazzata 1")
+            clicks = ui.play("Bruno", ended, double_press_from=4)
+            assert clicks >= 8, clicks  # his eight cards (and his passes) by clicking
+            assert "Punti:" in ended.last.text_content()
+            assert not ui.panel("group").locator(".message").count()  # nothing in the group
+            page.reload()
+            expect(private.locator(".title")).to_contain_text("Bruno")
+            ui.type("private", "/statistiche")
+            ui.answered("private", "Statistiche di Bruno")
+            assert all(status == 200 and body["ok"] for status, body in ui.presses)
+            assert not ui.errors, ui.errors
         finally:
             browser.close()

@@ -1,0 +1,251 @@
+"""Active / standby: several instances on one PostgreSQL, exactly one of them acting
+(issue 20); on SQLite one instance only.
+
+* :class:`Leader` is this process's role. On PostgreSQL it waits, as a *standby* that
+  serves nothing (no getUpdates, no webhook server, no Bot API call, no write), until it
+  holds the database lock (:class:`storage.lease.PostgresLease`); then the bot starts as
+  a restart does (every table resumed from the database: hands, timers from their stored
+  deadlines, redraws of what was not delivered) and is *active*. On SQLite it takes a
+  file lock at start-up, and a second instance on the same file refuses to start.
+* **Fencing**: the moment the lock is lost (the lock's connection closed or silent), the
+  gates close: the bot's HTTP requests raise :class:`~bot.aiohttp_request.Fenced`
+  instead of calling the Bot API, the database refuses every transaction and commit
+  (``StorageUnavailable``, code ``"fenced"``), and the application stops; the process then
+  stands by again until it holds the lock once more (``bot/__main__.py``).
+* **Handover** (SIGTERM): updates stop being fetched, those fetched are handled, the
+  outbox gets :data:`HANDOVER_DRAIN_SECONDS` for its pending edits, then the lock is
+  released with a ``NOTIFY`` and a standby takes it at once (what was not delivered is
+  redrawn by the next active instance, as after a restart).
+* **Updates once**: an update Telegram delivers again (the instance before took it but
+  never confirmed it, then died) is skipped by :func:`skip_handled` (its id is stored).
+* The role is in the health file (``python -m bot.health``) and the log says when and
+  why an instance becomes active.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application, ApplicationHandlerStop, ContextTypes, TypeHandler
+
+from bot.aiohttp_request import Fenced
+from bot.config import Settings
+from bot.health import write_beat
+from storage import Database, StorageUnavailable, is_postgres_url, urgent
+from storage.lease import (
+    FileLock,
+    PostgresLease,
+    claim_update,
+    forget_updates,
+    lock_path_for,
+)
+
+log = logging.getLogger("bot.failover")
+
+#: This process, as named in the log, the health file and its Bot API requests'
+#: User-Agent.
+INSTANCE = f"{socket.gethostname()}:{os.getpid()}"
+#: ``bot_data`` key of the :class:`Leader`.
+LEADER = "leader"
+#: On a graceful stop with PostgreSQL, what the outbox gets to deliver its pending edits
+#: before the lock is released (the next active instance redraws the rest at once).
+HANDOVER_DRAIN_SECONDS = 0.8
+#: ... and then to record which versions were delivered.
+HANDOVER_CONFIRM_SECONDS = 0.2
+#: Handled update ids are kept this long (Telegram keeps an update 24 hours at most).
+KEEP_UPDATE_IDS_SECONDS = 2 * 86400
+#: After losing the lock, the wait before trying to take it again: a standby instance,
+#: which tries every second, takes over first.
+REACQUIRE_DELAY_SECONDS = 3.0
+#: Group of the handler that skips updates already handled (before every other one).
+DEDUP_GROUP = -1000
+
+
+class Leader:
+    """This process's role; see the module docstring."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.role = "standby"
+        #: why the last activity ended (None while active, or before the first)
+        self.lost_reason: str | None = None
+        self.lease: PostgresLease | None = None
+        self.file_lock: FileLock | None = None
+        self._app: Application | None = None  # type: ignore[type-arg]
+        if is_postgres_url(settings.database_url):
+            self.lease = PostgresLease(
+                settings.database_url, _bot_id(settings), on_lost=self._on_lost
+            )
+        else:
+            path = lock_path_for(settings.database_url)
+            if path is not None:
+                self.file_lock = FileLock(path)
+
+    # ---------------------------------------------------------------- the gates
+
+    @property
+    def active(self) -> bool:
+        """The gate of the Bot API requests: True while this instance may act."""
+        return self.role == "active"
+
+    def fence(self) -> None:
+        """The gate of the database writes (:attr:`storage.Database.fence`)."""
+        if self.role != "active":
+            raise StorageUnavailable(
+                "this instance is not the active one: nothing is written", code="fenced"
+            )
+
+    # ---------------------------------------------------------------- becoming active
+
+    async def become_active(self) -> None:
+        """Wait as a standby (PostgreSQL) until this instance holds the lock; on SQLite
+        take the file lock or raise :class:`storage.lease.InstanceLocked`."""
+        if self.lease is None:
+            if self.file_lock is not None and self.role != "active":
+                self.file_lock.acquire()
+                log.info("active: single instance on SQLite (lock file %s)", self.file_lock.path)
+            self.role = "active"
+            return
+        self._app = None  # (the application of the activity before, if any, is gone)
+        lease = self.lease
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        if self.lost_reason is not None:
+            # fenced: let a standby take over first (the lock may be free already)
+            self._beat("standby")
+            await asyncio.sleep(REACQUIRE_DELAY_SECONDS)
+        if not await lease.try_acquire():
+            log.info(
+                "standby (%s): another instance holds the database lock; trying every "
+                "%.0f s, serving nothing meanwhile", INSTANCE, lease.poll_seconds,
+            )
+            self._beat("standby")
+            handed_over = await lease.wait_release()
+            while not await lease.try_acquire():
+                self._beat("standby")
+                handed_over = await lease.wait_release()
+            waited = loop.time() - start
+            if handed_over:
+                why = (f"took over after {waited:.1f} s on standby: the active instance "
+                       "stopped and handed over")
+            else:
+                why = (f"took over after {waited:.1f} s on standby: the active instance's "
+                       "database connection ended (it died, or was cut off and fenced)")
+        elif self.lost_reason is not None:
+            why = f"took the lock again after losing it ({self.lost_reason})"
+        else:
+            why = "took the database lock: no other instance was active"
+        log.info("active (%s): %s; resuming every table", INSTANCE, why)
+        self.lost_reason = None
+        self.role = "active"
+
+    def attach(self, app: Application) -> None:  # type: ignore[type-arg]
+        """Wire the application built for this activity: its ``bot_data``, and on
+        PostgreSQL the handler that skips updates already handled."""
+        self._app = app
+        app.bot_data[LEADER] = self
+        updater_log = logging.getLogger("telegram.ext.Updater")
+        if not any(isinstance(f, _QuietWhenFenced) for f in updater_log.filters):
+            updater_log.addFilter(_QuietWhenFenced())
+        if self.lease is not None:
+            app.add_handler(TypeHandler(Update, skip_handled), group=DEDUP_GROUP)
+
+    async def started(self, db: Database) -> None:
+        """In ``post_init``, the database open: fence its writes; drop old update ids."""
+        if self.lease is None:
+            return
+        db.fence = self.fence
+        try:
+            await forget_updates(db, db.now() - KEEP_UPDATE_IDS_SECONDS)
+        except StorageUnavailable as e:
+            log.warning("could not drop old update ids: %s", e)
+
+    # ---------------------------------------------------------------- losing it
+
+    def _on_lost(self, reason: str) -> None:
+        """The lock's connection is gone: stop acting at once (the gates close now),
+        then stop the application; ``bot/__main__.py`` stands by again."""
+        if self.role != "active":
+            return
+        self.role = "standby"
+        self.lost_reason = reason
+        log.error("fenced (%s): stopping at once, no Bot API call and no write from now; "
+                  "standby again after the stop", INSTANCE)
+        self._beat("standby")
+        if self._app is not None:
+            self._app.stop_running()
+
+    @property
+    def fenced(self) -> bool:
+        """True if the last activity ended because the lock was lost."""
+        return self.lost_reason is not None and self.role != "active"
+
+    async def step_down(self) -> None:
+        """A graceful stop: release the lock (a standby takes over at once). The gates
+        close first: nothing is sent or written after this."""
+        if self.lease is None:
+            return
+        was_active = self.role == "active"
+        self.role = "standby"
+        await self.lease.release()
+        if was_active:
+            log.info("released the database lock: a standby instance takes over")
+
+    async def close(self) -> None:
+        await self.step_down()
+        if self.file_lock is not None:
+            self.file_lock.release()
+
+    def drain_budget(self, seconds: float) -> float:
+        """How long a graceful stop lets the outbox drain: short with PostgreSQL, so that
+        a standby is active within seconds (it redraws what was left)."""
+        return min(seconds, HANDOVER_DRAIN_SECONDS) if self.lease is not None else seconds
+
+    def confirm_budget(self, seconds: float) -> float:
+        """How long a graceful stop waits to record what was delivered (idem)."""
+        return min(seconds, HANDOVER_CONFIRM_SECONDS) if self.lease is not None else seconds
+
+    def _beat(self, role: str) -> None:
+        if self.settings.health_file:
+            write_beat(Path(self.settings.health_file), role)
+
+
+async def skip_handled(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Handler run before all others (PostgreSQL): an update already taken in hand, by
+    this instance or the one before a takeover, is not handled again."""
+    rt: Any = context.bot_data.get("rt")
+    if rt is None:
+        return
+    try:
+        async with urgent():
+            first = await claim_update(rt.db, update.update_id)
+    except StorageUnavailable as e:
+        if e.code == "fenced":
+            raise ApplicationHandlerStop from None
+        log.warning("could not record update %s: %s", update.update_id, e)
+        return
+    if not first:
+        log.info("update %s was already handled: skipped", update.update_id)
+        raise ApplicationHandlerStop
+
+
+class _QuietWhenFenced(logging.Filter):
+    """PTB's updater logs a traceback when its last getUpdates (confirming what it
+    fetched) fails: once fenced, that call is refused on purpose; one line says so."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, Fenced):
+            record.msg, record.args, record.exc_info = "%s", (str(error),), None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+def _bot_id(settings: Settings) -> int:
+    return int(settings.bot_token.get_secret_value().split(":", 1)[0])
