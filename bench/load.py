@@ -90,6 +90,10 @@ class Figures:
     #: Bot API message calls (sends, edits) per stored move: to groups, to the private
     #: chat of the seat in turn (the call carries its buttons), to other private chats.
     per_move: dict[str, float] = field(default_factory=dict)
+    #: The presser's own message: from the bot getting a press (offered by getUpdates)
+    #: to the first edit of the pressed message (the press shown on it).
+    own_p50: float = float("nan")
+    own_p95: float = float("nan")
     #: Seconds from a move being acknowledged to the group table showing it.
     staleness_p50: float = float("nan")
     staleness_p95: float = float("nan")
@@ -270,6 +274,9 @@ async def run_bot(
             figures.bot_turn_p50 = percentile(delivered, 50)
             figures.bot_turn_p95 = percentile(delivered, 95)
             figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
+            own = own_redraw_waits(tg.calls[calls0:], sims, tg.update_log, t0, t1)
+            figures.own_p50 = percentile(own, 50)
+            figures.own_p95 = percentile(own, 95)
             stale = await group_staleness(reader, sims, tg, t0, t1)
             figures.staleness_p50 = percentile(stale, 50)
             figures.staleness_p95 = percentile(stale, 95)
@@ -360,13 +367,37 @@ def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float)
             if drawn:
                 first.setdefault((int(drawn[1]), int(drawn[2])), c.at)
     end = max((c.at for c in calls), default=t1)
+    return [max(0.0, first.get((p.game_id, p.version + 1), end) - p.handle.answer.at)
+            for p in acknowledged(sims, t0, t1) if p.handle.answer is not None]
+
+
+def acknowledged(sims: list[SimTable], t0: float, t1: float) -> list[Any]:
+    """The presses answered without an alert in the window (moves stored)."""
+    return [p for table in sims for p in table.presses
+            if p.handle.answer is not None and not p.handle.answer.show_alert
+            and t0 <= p.handle.answer.at < t1]
+
+
+def own_redraw_waits(calls: list[Any], sims: list[SimTable], updates: list[PendingUpdate],
+                     t0: float, t1: float) -> list[float]:
+    """For each move acknowledged in the window: seconds from the bot getting the press
+    (getUpdates offered it) to the first successful edit of the message pressed (the
+    bot's side of "my press is shown"); never edited: until the last call."""
+    offered = {u.query_id: u.offered_at for u in updates
+               if u.query_id is not None and u.offered_at is not None}
+    edits: dict[tuple[int, int], list[float]] = {}
+    for c in calls:
+        if c.method.startswith("editMessage") and c.ok and isinstance(c.chat_id, int):
+            with contextlib.suppress(TypeError, ValueError):
+                key = (c.chat_id, int(c.params.get("message_id")))
+                edits.setdefault(key, []).append(c.at)
+    end = max((c.at for c in calls), default=t1)
     waits = []
-    for table in sims:
-        for p in table.presses:
-            answer = p.handle.answer
-            if answer is None or answer.show_alert or not t0 <= answer.at < t1:
-                continue
-            waits.append(max(0.0, first.get((p.game_id, p.version + 1), end) - answer.at))
+    for p in acknowledged(sims, t0, t1):
+        message = p.handle.message
+        start = offered.get(p.handle.id) or p.handle.created_at
+        at = [t for t in edits.get((message.chat.id, message.message_id), ()) if t >= start]
+        waits.append(max(0.0, min(at, default=end) - start))
     return waits
 
 
@@ -544,8 +575,8 @@ def ms(seconds: float) -> str:
 def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
     head = (
         "| tables | updates/s | p50 ms | p95 ms | p99 ms | echo p50/p95/p99 ms | oldest s | "
-        ">2 s | lost | next button p50/p95 s | group stale p50/p95 s | calls/move group/turn/"
-        "other | CPU ms/update | peak RSS MiB | KiB/game | "
+        ">2 s | lost | next button p50/p95 s | own redraw p50/p95 s | group stale p50/p95 s | "
+        "calls/move group/turn/other | CPU ms/update | peak RSS MiB | KiB/game | "
         "DB KiB/1000 smazzate | API calls/smazzata | smazzate | 429 |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -556,7 +587,7 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             f"| {f.tables} | {f.updates / max(f.seconds, 1e-9):.1f} | {ms(f.p50)} | "
             f"{ms(f.p95)} | {ms(f.p99)} | {ms(f.echo_p50)}/{ms(f.echo_p95)}/{ms(f.echo_p99)} | "
             f"{f.max_age:.2f} | {f.older_than_2s} | {f.lost} | "
-            f"{f.turn_p50:.1f}/{f.turn_p95:.1f} | "
+            f"{f.turn_p50:.1f}/{f.turn_p95:.1f} | {f.own_p50:.2f}/{f.own_p95:.2f} | "
             f"{f.staleness_p50:.1f}/{f.staleness_p95:.1f} | "
             f"{f.per_move.get('group', 0):.2f}/{f.per_move.get('turn', 0):.2f}/"
             f"{f.per_move.get('other', 0):.2f} | {f.cpu_per_update * 1000:.1f} | "

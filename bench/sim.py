@@ -346,7 +346,7 @@ class SimTable:
         self.presses: list[Press] = []
         #: Seconds from a human's turn being seen in the database to their button being on
         #: screen (the pace the players feel; the bot renders through its Outbox).
-        #: (when seen, seconds, whether the buttons were in the group: the auction)
+        #: (when seen, seconds, whether it was a bid of the group's keyboard: the auction)
         self.turn_waits: list[tuple[float, float, bool]] = []
         self._turn_seen: dict[tuple[int, int], float] = {}
         #: (game, version) -> the user in turn (a human), as the players saw it.
@@ -531,14 +531,18 @@ class SimTable:
                 view = self._view_of(game, row, seat.seat)
                 code = self.policy(view, self.rng)
                 user = self.users[seat.user_id]
-                chat = self.group if in_group(code) else user.private_chat
+                group = in_group(code)
                 data = f"a:{row.game_id}:{row.version}:{code}"
                 previous = last_press.get(row.version)
-                message = find_button_message(chat, data)
+                # a bid's button is in the group, and in the bidder's hand too when the
+                # group's keyboard would be late: pressed wherever it is first
+                message = find_button_message(user.private_chat, data)
+                if message is None and group:
+                    message = find_button_message(self.group, data)
                 key = (row.game_id, row.version)
                 seen = self._turn_seen.setdefault(key, loop.time())
                 if message is not None and seen > 0:
-                    self.turn_waits.append((seen, loop.time() - seen, chat is self.group))
+                    self.turn_waits.append((seen, loop.time() - seen, group))
                     self._turn_seen[key] = 0.0  # counted
                 if message is not None and self._may_press(previous, loop.time()):
                     if self.think:

@@ -194,6 +194,7 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     leader = app.bot_data.get(LEADER)
     if leader is None or leader.active:
         await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
+        await rt.tables.pacing.close()  # (after the last calls: a restart paces from there)
     await rt.outbox.close()
     await rt.db.close()
 

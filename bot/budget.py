@@ -3,8 +3,9 @@
 * :class:`ChatPace`: the calls of one chat go out at most one per ``interval`` (a group:
   ``60 s / GROUP_MESSAGES_PER_MINUTE``, ~3.3 s at 18; a private chat ``1 / chat_rate``),
   evenly, never burst-then-wait: a chat idle for a while may send ``burst`` calls at once
-  (the slots it did not use; `chat_burst`, 1 by default: strictly even), then one per
-  interval again. A rolling window of
+  (the slots it did not use; a group's `chat_burst`, 1 by default: strictly even; a
+  private chat's `private_burst`, 2: the presser's own message shows the press at once
+  even right after their turn's edit), then one per interval again. A rolling window of
   ``per_window`` calls guards groups on top (it delays a call by at most an interval).
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
@@ -72,6 +73,8 @@ class ChatPace:
     #: The next slot of the steady schedule.
     next_at: float = 0.0
     sent: deque[float] = field(default_factory=deque)
+    #: :meth:`assume_used` applied already.
+    assumed: bool = False
 
     def ready_at(self, now: float) -> float:
         """When the next call may go (``now`` or later)."""
@@ -95,12 +98,35 @@ class ChatPace:
         """The process before a restart may have used the budget up to its death, evenly
         paced: the window is taken as full at that pace, its last call one interval ago
         (the restart itself took longer than that), so one call may go now, the next one
-        an interval later; and the rolling window never sees more than ``per_window``."""
+        an interval later; and the rolling window never sees more than ``per_window``.
+        Only when nothing better is known (the pacing kept across restarts could not be
+        read, see :mod:`bot.tables.pacing`); once per chat (assumed twice, the window
+        held twice the calls, and the chat waited half a minute)."""
+        if self.assumed:
+            return
+        self.assumed = True
         if self.per_window and self.interval > 0:
             n = min(self.per_window, int(self.window / self.interval))
             past = [now - i * self.interval for i in range(n, 0, -1)]
             self.sent = deque(sorted({*self.sent, *past}))
         self.next_at = max(self.next_at, now + (self.burst - 1) * self.interval)
+
+    def restore(self, next_at: float, sent: list[float]) -> None:
+        """The state a process before this one left (kept across restarts; monotonic
+        times of this process)."""
+        self.next_at = max(self.next_at, next_at)
+        if self.per_window:
+            self.sent = deque(sorted([*self.sent, *sent])[-self.per_window:])
+
+    def assume_calls_between(self, start: float, until: float) -> None:
+        """Calls the process before may have made after it last saved the pacing
+        (``start``) and before it died (``until`` at the latest), at this pace: taken as
+        made, at the earliest slots the pace allowed."""
+        for _ in range(self.burst + int((until - start) / max(self.interval, 1e-3)) + 1):
+            at = self.ready_at(start)
+            if at > until:
+                return
+            self.reserve(at)
 
 
 class _Waiter:
@@ -249,6 +275,11 @@ class GlobalBudget:
             self.report.note(prio, now - w.since)
             self._turns_in_a_row = self._turns_in_a_row + 1 if prio == Priority.TURN else 0
             w.future.set_result(None)
+
+    def has_room(self) -> bool:
+        """Whether a call could go now with nothing waiting for the budget (an extra call
+        then delays no turn)."""
+        return not self.waiting() and self._free(time.monotonic())
 
     def waiting(self) -> int:
         return sum(1 for _, _, w in self._heap if not w.future.done())

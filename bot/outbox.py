@@ -14,8 +14,12 @@
   :meth:`send` (a new message, whose id the caller needs) waits, and never in a handler.
 * **Re-sent messages** (:meth:`retarget`): edits queued for a message that was replaced
   (``/mano``) are dropped, and its deletion waits for the edit in flight, if any.
-* **Restarts**: a chat first used in the first window after start is paced as if the
-  process before had just used its budget (:meth:`assume_recent_use`).
+* **Restarts**: the pacing of every chat is kept across restarts
+  (:mod:`bot.tables.pacing` saves :meth:`pace_changes` every half second and gives them
+  back with :meth:`restore_pacing`): a chat's first call after a restart goes as soon as
+  the limits allow, as if the process had not stopped. Only if they cannot be read is a
+  chat first used in the first window after start paced as if the process before had
+  just used its budget (:meth:`~bot.budget.ChatPace.assume_used`).
 * **Migrated groups**: a group that became a supergroup is remembered: sends to the old
   id go to the new one, edits of its old messages are dropped (they are read-only now),
   and ``on_migrated`` is told (in the background) so that the database follows.
@@ -112,7 +116,7 @@ class Outbox:
         group_per_minute: float = 18,
         chat_rate: float = 0.8,
         chat_burst: float = 1.0,
-        private_burst: float = 1.0,
+        private_burst: float = 2.0,
         window_seconds: float = 60.0,
         messages_per_second: float = 27.0,
         on_forbidden: Callable[[int, str], Awaitable[None]] | None = None,
@@ -121,7 +125,11 @@ class Outbox:
         self.bot = bot
         self.group_per_minute = group_per_minute
         self.chat_rate = chat_rate
-        #: Calls a group / a private chat may send at once after being idle (see ChatPace).
+        #: Calls a group / a private chat may send at once after being idle (see ChatPace):
+        #: a private chat two (Telegram tolerates short bursts, ~1 a second on average;
+        #: the fake server 3 at once, then 1/s: one is kept as a margin, three gave 429s
+        #: on a loaded machine), so that the presser's own message shows the press at
+        #: once even right after their turn's edit.
         self.chat_burst = chat_burst
         self.private_burst = private_burst
         self.window_seconds = window_seconds
@@ -131,6 +139,11 @@ class Outbox:
                                    table_wait=TABLE_WAIT_INTERVALS * self.interval(-1),
                                    table_share=TABLE_SHARE)
         self._started = time.monotonic()
+        #: Pacing kept across a restart (see :meth:`restore_pacing`); None: not known.
+        self._restored: dict[int, tuple[float, list[float]]] | None = None
+        self._unrecorded: tuple[float, float] | None = None
+        #: Chats whose pacing changed since :meth:`pace_changes` was last asked.
+        self._dirty: set[int] = set()
         self._chats: dict[int, _Chat] = {}
         self._sent: dict[tuple[int, int], Content] = {}
         self._moved: dict[int, int] = {}
@@ -153,6 +166,15 @@ class Outbox:
             return private
         return max(private, self.window_seconds / max(1.0, self.group_per_minute))
 
+    def wait_for(self, chat_id: int) -> float:
+        """Seconds until a new call of this chat could go (its pace, with the calls it
+        has reserved already)."""
+        chat = self._chats.get(self.resolve(chat_id))
+        if chat is None:
+            return 0.0
+        now = time.monotonic()
+        return max(0.0, chat.pace.ready_at(now) - now)
+
     def _chat(self, chat_id: int) -> _Chat:
         chat = self._chats.get(chat_id)
         if chat is None:
@@ -162,10 +184,48 @@ class Outbox:
             pace = ChatPace(self.interval(chat_id), per_window, self.window_seconds,
                             max(1, int(burst)))
             chat = self._chats[chat_id] = _Chat(is_group, pace)
+            self._resume_pace(chat_id, pace)
+        return chat
+
+    def _resume_pace(self, chat_id: int, pace: ChatPace) -> None:
+        """A chat's pacing at its first use in this process: as the process before left
+        it (kept across restarts), or if that is not known, as if it had just used it."""
+        if self._restored is None:
             now = time.monotonic()
             if now - self._started < self.window_seconds:
                 pace.assume_used(now)  # maybe a restart: the last budget may be in use
-        return chat
+            return
+        state = self._restored.pop(chat_id, None)
+        if state is not None:
+            pace.restore(*state)
+        if self._unrecorded is not None:
+            pace.assume_calls_between(*self._unrecorded)
+
+    def restore_pacing(self, states: dict[int, tuple[float, list[float]]],
+                       unrecorded: tuple[float, float] | None) -> None:
+        """The pacing the process before left: per chat (next slot, calls of the rolling
+        window), monotonic times of this process; ``unrecorded``: the span after its
+        last save in which it may have made calls not saved (each chat takes them at the
+        earliest slots its pace allowed)."""
+        self._restored = dict(states)
+        self._unrecorded = unrecorded
+        for chat_id, chat in self._chats.items():  # (used before this: merge)
+            self._resume_pace(chat_id, chat.pace)
+
+    def pace_changes(self) -> dict[int, tuple[float, list[float]]]:
+        """The pacing of the chats that made calls since the last time this was asked:
+        (next slot, calls of the rolling window), monotonic times."""
+        changed = {}
+        for chat_id in self._dirty:
+            chat = self._chats.get(chat_id)
+            if chat is not None:
+                changed[chat_id] = (chat.pace.next_at, list(chat.pace.sent))
+        self._dirty.clear()
+        return changed
+
+    def _reserve(self, chat_id: int, chat: _Chat, now: float) -> float:
+        self._dirty.add(chat_id)
+        return chat.pace.reserve(now)
 
     async def take(self, chat_id: int, priority: int = Priority.TURN) -> None:
         """Wait for and spend one call of the chat's and the bot's budget (for calls made
@@ -174,15 +234,10 @@ class Outbox:
 
     async def _take(self, chat_id: int, priority: int) -> None:
         chat = self._chat(chat_id)
-        wait = chat.pace.reserve(time.monotonic()) - time.monotonic()
+        wait = self._reserve(chat_id, chat, time.monotonic()) - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
         await self.budget.acquire(priority)
-
-    def assume_recent_use(self, chat_id: int) -> None:
-        """After a restart we cannot know what was sent to a chat in the last minute: pace
-        it as if its budget had just been used at the steady rate."""
-        self._chat(chat_id).pace.assume_used(time.monotonic())
 
     def _count(self, chat_id: int, kind: str) -> None:
         self.stats[("group_" if chat_id < 0 else "private_") + kind] += 1
@@ -376,7 +431,7 @@ class Outbox:
             if message_id is None or chat.pace.ready_at(now) > now:
                 self.budget.refund()  # dropped meanwhile, or a reply took the chat's slot
                 continue
-            chat.pace.reserve(now)
+            self._reserve(chat_id, chat, now)
             edit = chat.desired.pop(message_id)
             try:
                 await self._edit(chat_id, message_id, edit)

@@ -32,6 +32,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("scores", "chat_id, user_id"),
     ("smazzata_results", "game_id, smazzata_index"),
     ("briscola_scores", "chat_id, players, side_key"),
+    ("chat_pace", "chat_id"),
 )
 
 #: Rows read and written at a time.

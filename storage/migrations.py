@@ -261,7 +261,32 @@ async def upgrade_v5(tx: Transaction) -> None:
     await _run_all(tx, _V5)
 
 
-MIGRATIONS: list[Migration] = [upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5]
+# --------------------------------------------------------------------------- v5 -> v6
+
+_V6 = (
+    # The pacing of the bot's calls to each chat (issue 18), so that a restart knows when
+    # each chat last got a call: unix seconds of the next even slot, and (groups) of the
+    # calls of the last rolling window, as a JSON array. Rows older than a window are
+    # deleted as they age; none of it is game data.
+    """
+    CREATE TABLE chat_pace (
+        chat_id   INTEGER PRIMARY KEY,
+        next_at   REAL    NOT NULL,
+        sent_json TEXT    NOT NULL DEFAULT '[]',
+        saved_at  REAL    NOT NULL
+    )
+    """,
+)
+
+
+async def upgrade_v6(tx: Transaction) -> None:
+    """The pacing state of each chat (kept across restarts)."""
+    await _run_all(tx, _V6)
+
+
+MIGRATIONS: list[Migration] = [
+    upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6,
+]
 LATEST_VERSION = len(MIGRATIONS)
 
 

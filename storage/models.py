@@ -19,6 +19,7 @@ __all__ = [
     "ActionRow",
     "Actor",
     "ChatMigrationResult",
+    "ChatPaceRow",
     "ChatRow",
     "FinishedGameRow",
     "GameRow",
@@ -54,6 +55,23 @@ class ChatRow:
     @classmethod
     def from_row(cls, r: Row) -> ChatRow:
         return cls(r["chat_id"], r["language"], r["settings_json"], r["updated_at"])
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPaceRow:
+    """The pacing of the bot's calls to a chat, kept across restarts (unix seconds, not
+    integers: the slots are fractions of a second apart): the next slot of its even
+    pace, the calls of its last rolling window (a JSON array, groups) and when the
+    process wrote it."""
+
+    chat_id: int
+    next_at: float
+    sent_json: str
+    saved_at: float
+
+    @classmethod
+    def from_row(cls, r: Row) -> ChatPaceRow:
+        return cls(r["chat_id"], float(r["next_at"]), r["sent_json"], float(r["saved_at"]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from .models import (
     BriscolaLine,
     BriscolaScoreRow,
     ChatMigrationResult,
+    ChatPaceRow,
     ChatRow,
     FinishedGameRow,
     GameRow,
@@ -68,6 +69,7 @@ __all__ = [
     "list_finished_games",
     "list_unfinished_games",
     "load_actions",
+    "load_chat_pace",
     "load_smazzata_results",
     "migrate_chat",
     "patch_ui",
@@ -78,6 +80,7 @@ __all__ = [
     "remove_seat",
     "replace_seat_with_computer",
     "reset_scores",
+    "save_chat_pace",
     "save_chat_settings",
     "set_afk_strikes",
     "set_private_ok",
@@ -228,6 +231,35 @@ async def save_chat_settings(
         "settings_json = excluded.settings_json, updated_at = excluded.updated_at",
         (_int64(chat_id, "chat_id"), language, _json(settings_json, "settings_json"), ex.now()),
     )
+
+
+# --------------------------------------------------------------------------- pacing
+
+
+async def load_chat_pace(ex: Executor, since: float) -> list[ChatPaceRow]:
+    """The pacing state of the chats saved at or after ``since`` (unix seconds: older
+    rows no longer constrain anything)."""
+    rows = await ex.fetch(
+        "SELECT chat_id, next_at, sent_json, saved_at FROM chat_pace WHERE saved_at >= ? "
+        "ORDER BY chat_id", (float(since),),
+    )
+    return [ChatPaceRow.from_row(r) for r in rows]
+
+
+async def save_chat_pace(ex: Executor, rows: Sequence[ChatPaceRow], before: float) -> None:
+    """Create or replace the pacing state of these chats (one transaction), and delete the
+    rows saved before ``before`` (unix seconds: older than a rolling window)."""
+    async with ex.transaction() as tx:
+        if rows:
+            await tx.executemany(
+                "INSERT INTO chat_pace (chat_id, next_at, sent_json, saved_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET "
+                "next_at = excluded.next_at, sent_json = excluded.sent_json, "
+                "saved_at = excluded.saved_at",
+                [(_int64(r.chat_id, "chat_id"), float(r.next_at), _json(r.sent_json, "sent_json"),
+                  float(r.saved_at)) for r in rows],
+            )
+        await tx.execute("DELETE FROM chat_pace WHERE saved_at < ?", (float(before),))
 
 
 # --------------------------------------------------------------------------- users

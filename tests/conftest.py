@@ -183,7 +183,7 @@ def make_bot(
         "window_seconds": 60.0 / speed,
         "chat_rate": 0.8 * speed,
         "chat_burst": 1.0,
-        "private_burst": 1.0,
+        "private_burst": 2.0,
         "private_lazy_seconds": 4.0 / speed,
         "messages_per_second": 27.0 * speed,
     }

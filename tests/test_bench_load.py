@@ -32,6 +32,8 @@ async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: 
     assert set(figures.per_move) == {"group", "turn", "other"}
     assert figures.per_move["group"] > 0  # (a short window: the auction, in the groups)
     assert 0 <= figures.staleness_p50 <= figures.staleness_p95 < 30
+    # every acknowledged press: its own message was edited to show it
+    assert 0 <= figures.own_p50 <= figures.own_p95 < 30
     # the next-button waits of the window are those of the moves pressed in it, by place:
     # the auction's in the group, the declaration's and the cards' in private
     moves = figures.phases

@@ -15,9 +15,9 @@ from bot.tables.state import UiState, ui_patch
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bot" / "tables"
 #: Who may import whom inside bot/tables (one way: driver -> seats -> outages/render/clock
-#: -> layout/state; driver -> delivery -> state).
+#: -> layout/state; driver -> delivery -> state; driver -> pacing).
 ALLOWED = {
-    "driver": {"seats", "outages", "render", "clock", "delivery", "layout", "state"},
+    "driver": {"seats", "outages", "render", "clock", "delivery", "layout", "state", "pacing"},
     "seats": {"outages", "render", "clock", "state"},
     "outages": {"state"},
     "render": {"layout", "state"},
@@ -25,6 +25,7 @@ ALLOWED = {
     "delivery": {"state"},
     "layout": set(),
     "state": set(),
+    "pacing": set(),
 }
 
 
@@ -111,15 +112,29 @@ async def test_a_move_is_read_once(tg: Any, running_bot: Any, monkeypatch: Any) 
 class _RecordingOutbox:
     """The outbox's queueing side only: which message was asked for, at which rank."""
 
-    def __init__(self) -> None:
+    def __init__(self, group_wait: float = 0.0) -> None:
         self.edits: dict[tuple[int, int], int] = {}
+        self.markups: dict[tuple[int, int], Any] = {}
+        #: Seconds before the group's next call could go (other calls reserved before).
+        self.group_wait = group_wait
+        self.budget = self  # (the bot's budget: room for a call)
+
+    def has_room(self) -> bool:
+        return True
 
     def resolve(self, chat_id: int) -> int:
         return chat_id
 
+    def interval(self, chat_id: int) -> float:
+        return 60 / 18 if chat_id < 0 else 1.25
+
+    def wait_for(self, chat_id: int) -> float:
+        return self.group_wait if chat_id < 0 else 0.0
+
     def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
              delay: float = 0.0, priority: int = 1) -> None:
         self.edits[(chat_id, message_id)] = priority
+        self.markups[(chat_id, message_id)] = kb
 
 
 async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
@@ -165,6 +180,46 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
         passes = [a for a in legal if a.code == "P"]
         game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
     assert seen == {"auction", "declaration", "play"}
+
+
+async def test_the_pressed_message_and_a_late_groups_bidder_are_drawn_first() -> None:
+    """The message whose button made the move is redrawn as a turn (it shows the presser
+    their own move); in a group's auction, when the group's keyboard would wait behind
+    other group calls, the bidder in turn gets the bids in their hand too, as a turn."""
+    import random
+
+    from bot.budget import Priority
+    from bot.prefs import Prefs
+    from bot.render import keyboards as kb
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import Drawn, Renderer
+    from game import Game, TableOptions
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    ui = json.dumps({"table": 1, "table_chat": group, "hands": {str(i): 20 + i for i in range(5)}})
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                  ui, None, 0, 0, None, seats)
+    seat = game.current_seat()
+    assert seat is not None and game.view(None).phase == "auction"
+    after = (seat + 1) % 5  # (a hand pressed, e.g. a private call from the picker)
+    for late, pressed in ((False, None), (True, None), (False, (10 + after, 20 + after))):
+        box = _RecordingOutbox(group_wait=10.0 if late else 0.0)
+        await Renderer(box, ChatLayout(), _no_results, lambda: "bot").draw(  # type: ignore[arg-type]
+            row, game, Drawn(UiState.parse(ui)), [], pressed)
+        hand = (10 + seat, 20 + seat)
+        bids = set(kb.all_callback_data(kb.auction_group_keyboard("it", 1, game.view(seat))))
+        shown = set(kb.all_callback_data(box.markups[hand]))
+        assert (bids <= shown) is late
+        if late:
+            assert box.edits[hand] == Priority.TURN
+        for s in range(5):
+            key = (10 + s, 20 + s)
+            if key != hand:
+                assert (box.edits[key] == Priority.TURN) is (key == pressed)
+                assert not bids & set(kb.all_callback_data(box.markups[key]))
 
 
 async def _no_results(game_id: int) -> list[Any]:

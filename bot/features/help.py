@@ -15,6 +15,7 @@ GROUP_COMMANDS = (
     ("esci", "leave"),
     ("inizia", "begin"),
     ("annulla", "cancel"),
+    ("tavolo", "table"),
     ("classifica", "leaderboard"),
     ("statistiche", "stats"),
     ("regole", "rules"),

@@ -1,4 +1,6 @@
-"""Game actions from buttons (``a:gid:v:code``): bids, suit, cards; "I'm back"; /mano."""
+"""Game actions from buttons (``a:gid:v:code``): bids, suit, cards; "I'm back"; /mano and
+/tavolo (a way out of any stale screen: the hand, or the group's table, posted again with
+its current keyboard)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 from bot import callbacks as cb
 from bot.features.common import alert, answer, private_only_reply, reply
 from bot.i18n import tr
-from bot.runtime import is_group, rt_of
+from bot.runtime import is_group, rt_of, thread_of
 from bot.service import Refused
 from storage import StorageUnavailable
 
@@ -42,8 +44,11 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer(query)
     finally:
         # the move is stored: render it whatever happens to the answer, but only once
-        # the answer is on its way (the task would run first at the answer's first await)
-        context.application.create_task(rt.tables.after(applied), update=update)
+        # the answer is on its way (the task would run first at the answer's first await);
+        # the pressed message is redrawn first (it shows the presser their own move)
+        message = query.message
+        pressed = None if message is None else (message.chat.id, message.message_id)
+        context.application.create_task(rt.tables.after(applied, pressed), update=update)
 
 
 async def refuse(update: Update, context: ContextTypes.DEFAULT_TYPE, refusal: Refused) -> None:
@@ -80,6 +85,18 @@ async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         reply(context, message, tr(await rt.user_language(user), "hand.none"))
 
 
+async def cmd_table(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/tavolo: the group's table again, with its current keyboard (in private, where a
+    match alone shows its table in the hand's message: the hand, as /mano)."""
+    if not is_group(update):
+        await cmd_hand(update, context)
+        return
+    rt, chat, message = rt_of(context), update.effective_chat, update.effective_message
+    assert chat and message
+    if not await rt.tables.resend_table(chat.id, thread_of(message)):
+        reply(context, message, tr(await rt.chat_language(chat.id), "table.none"))
+
+
 async def on_unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Anything no other handler took: answer politely, change nothing."""
     query, rt = update.callback_query, rt_of(context)
@@ -92,6 +109,7 @@ def register(app: Application) -> None:  # type: ignore[type-arg]
     app.add_handler(CallbackQueryHandler(on_action, pattern=r"^a:"))
     app.add_handler(CallbackQueryHandler(on_back_from_afk, pattern=r"^b:"))
     app.add_handler(CommandHandler(["mano", "hand"], cmd_hand))
+    app.add_handler(CommandHandler(["tavolo", "table"], cmd_table))
 
 
 def register_fallback(app: Application) -> None:  # type: ignore[type-arg]

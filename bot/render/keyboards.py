@@ -232,13 +232,16 @@ def _card_naming(game_id: int, view: View) -> InlineKeyboardMarkup | None:
     return markup(rows)
 
 
-def solo_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
+def solo_keyboard(lang: str, game_id: int, view: View, *,
+                  stable: bool = False) -> InlineKeyboardMarkup | None:
     """Alone against computers, one private message holds everything: the auction's
-    public calls (the group's keyboard) above the player's own buttons."""
+    public calls (the group's keyboard) above the player's own buttons. In a group
+    (``stable``: the hand's own calls drawn for the smazzata), the bidder in turn's hand
+    when the group's keyboard would be late (:mod:`bot.tables.render`)."""
     rows: list[list[InlineKeyboardButton]] = []
     for markup_part in (
         auction_group_keyboard(lang, game_id, view) if view.current_seat == view.seat else None,
-        private_keyboard(lang, game_id, view, stable=False),
+        private_keyboard(lang, game_id, view, stable=stable),
     ):
         if markup_part is not None:
             rows += [list(row) for row in markup_part.inline_keyboard]

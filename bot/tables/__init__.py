@@ -7,6 +7,7 @@
       -> render (what each chat shows)   -> layout, state
       -> clock (turn timers; calls the driver back)   -> layout, state
       -> delivery (which version reached Telegram)    -> state
+      -> pacing (the outbox's pacing, kept across restarts)
     state: the typed UI state of a game (which messages show it)
 """
 

@@ -33,9 +33,10 @@ from bot.tables.clock import TurnClock
 from bot.tables.delivery import Delivery
 from bot.tables.layout import ChatLayout
 from bot.tables.outages import StorageNotices, announce
+from bot.tables.pacing import PaceKeeper
 from bot.tables.render import Drawn, Renderer
 from bot.tables.seats import Seats
-from bot.tables.state import prefs_of, ui_of, ui_patch
+from bot.tables.state import UiState, prefs_of, ui_of, ui_patch
 from game import Game
 from game.events import BriscolaScored, CardPlayed, Event, SmazzataScored
 from storage import Actor, GameRow, StorageUnavailable, repo, urgent
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 #: After a restart, matches that ended this recently still get their final messages if
 #: the bot stopped before delivering them; older ones are left alone.
 FINISHED_REDRAW_SECONDS = 7 * 24 * 3600
+#: /tavolo reposts a game's table at most once in this many seconds.
+TABLE_RESEND_SECONDS = 10.0
 #: How long the start-up waits for the redraws of the games a restart found.
 RESUME_WAIT_SECONDS = 2.0
 
@@ -63,12 +66,15 @@ class Tables:
         self.renderer.webapp_short_name = settings.webapp_short_name
         self.clock = TurnClock(app, service, outbox, self.layout, self.timeout)
         self.delivery = Delivery(service, outbox)
+        self.pacing = PaceKeeper(service.db, outbox)
         self._drivers: dict[int, asyncio.Task[None]] = {}
         self._again: set[int] = set()
         #: Games whose messages must be redrawn (a render failed) -> failures in a row.
         self._resync: dict[int, int] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._sync_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        #: Game -> when /tavolo last reposted its table (monotonic).
+        self._table_resent: dict[int, float] = {}
         self._closing = False
         self.migration_lock = asyncio.Lock()
         self.notices = StorageNotices(service, outbox, self.background)
@@ -142,10 +148,11 @@ class Tables:
         self.clock.cancel(game_id)
         return applied
 
-    async def after(self, applied: Applied) -> None:
-        """Render the change, then let computers move and timers run."""
+    async def after(self, applied: Applied, pressed: tuple[int, int] | None = None) -> None:
+        """Render the change, then let computers move and timers run. ``pressed``: the
+        message (chat, id) whose button made the move (its redraw goes first)."""
         try:
-            await self.sync(applied.row.game_id, applied.events)
+            await self.sync(applied.row.game_id, applied.events, pressed)
         finally:
             self.kick(applied.row.game_id)
 
@@ -309,14 +316,15 @@ class Tables:
 
     # ------------------------------------------------------------------ redraws
 
-    async def sync(self, game_id: int, events: Sequence[Event] = ()) -> None:
+    async def sync(self, game_id: int, events: Sequence[Event] = (),
+                   pressed: tuple[int, int] | None = None) -> None:
         """Bring every message of the game in line with the stored state (serialised).
 
         If Telegram or the database fails meanwhile, a redraw is scheduled (backoff)."""
         async with self._sync_locks[game_id]:
             try:
                 await self._show_morto_plays(game_id, events)
-                await self._sync(game_id, events)
+                await self._sync(game_id, events, pressed)
             except (TelegramError, StorageUnavailable) as exc:
                 failures = self._resync[game_id] = self._resync.get(game_id, 0) + 1
                 delay = backoff(failures, first=1.0, cap=30.0)
@@ -326,7 +334,8 @@ class Tables:
             else:
                 self._resync.pop(game_id, None)
 
-    async def _sync(self, game_id: int, events: Sequence[Event]) -> None:
+    async def _sync(self, game_id: int, events: Sequence[Event],
+                    pressed: tuple[int, int] | None = None) -> None:
         row = await self.service.latest(game_id)
         if row is None or row.status not in ("playing", "finished"):
             return
@@ -337,7 +346,7 @@ class Tables:
         drawn = Drawn(ui_of(row), record=self._recorder(game_id))
         self.clock.note_shown(game_id, drawn.ui.drawn)  # delivered before (e.g. a restart)
         try:
-            await self.renderer.draw(row, game, drawn, events)
+            await self.renderer.draw(row, game, drawn, events, pressed)
         finally:  # what was sent is remembered even if a later send failed
             if drawn.changes:
                 await self.service.save_ui(game_id, ui_patch(drawn.changes))
@@ -393,23 +402,51 @@ class Tables:
         return False
 
     async def _resend_hand(self, game_id: int, seat_no: int, chat_id: int) -> None:
+        def hand(ui: UiState) -> tuple[int | None, dict[str, Any]]:
+            return ui.hands.get(seat_no), {
+                "hands": {s: m for s, m in ui.hands.items() if s != seat_no}}
+
+        await self._repost(game_id, chat_id, hand)
+
+    async def resend_table(self, chat_id: int, thread_id: int) -> bool:
+        """/tavolo: post the group's table again with its current keyboard (the old one is
+        deleted), in the background; False if the chat plays no match. At most once per
+        :data:`TABLE_RESEND_SECONDS` per game (each costs a group call)."""
+        row = await repo.get_active_game(self.service.db, chat_id, thread_id)
+        if row is None or row.status != "playing":
+            return False
+        now = time.monotonic()
+        if now - self._table_resent.get(row.game_id, -TABLE_RESEND_SECONDS) >= \
+                TABLE_RESEND_SECONDS:
+            self._table_resent[row.game_id] = now
+
+            def table(ui: UiState) -> tuple[int | None, dict[str, Any]]:
+                return ui.table, {"table": None}
+
+            self.background(self._repost(row.game_id, self.outbox.resolve(
+                ui_of(row).table_chat or row.chat_id), table))
+        return True
+
+    async def _repost(self, game_id: int, chat_id: int,
+                      pick: Callable[[UiState], tuple[int | None, dict[str, Any]]]) -> None:
+        """Send one of the game's messages again (``pick``: its id in the UI state and the
+        patch that forgets it), drawn with the latest content, then delete the old one,
+        so that the newest message of the chat is the live one."""
         async with self._sync_locks[game_id]:  # no redraw of the old one meanwhile
             row = await self.service.latest(game_id)
-            if row is None:
+            if row is None or row.status != "playing":
                 return
-            ui = ui_of(row)
-            old = ui.hands.get(seat_no)
+            old, forget = pick(ui_of(row))
             if old is not None:  # edits queued for it are dropped, none is made from now
                 self.outbox.retire(chat_id, old)
-            hands = {s: m for s, m in ui.hands.items() if s != seat_no}
-            await self.service.save_ui(game_id, ui_patch({"hands": hands}))
+            await self.service.save_ui(game_id, ui_patch(forget))
             await self._sync(game_id, [])
         if old is not None:
             await self.outbox.released(chat_id, old)  # an edit in flight lands first
             try:
                 await self.bot.delete_message(chat_id, old)
             except TelegramError as exc:  # already gone
-                log.info("could not delete the old hand message %s/%s: %s", chat_id, old, exc)
+                log.info("could not delete the old message %s/%s: %s", chat_id, old, exc)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -421,11 +458,13 @@ class Tables:
         are the matches that ended meanwhile (their last results and final scores). The
         redraws run all at once, the start-up waits for them at most
         :data:`RESUME_WAIT_SECONDS` (the rest goes on in the background while updates are
-        handled). Every chat is paced as if the process before had just used its budget."""
+        handled). Each chat is paced as the process before left it
+        (:mod:`bot.tables.pacing`): a group whose game moved is redrawn as soon as its
+        limit allows, the keyboard of the seat in turn first (its edit is a turn's)."""
+        await self.pacing.restore()
+        self.pacing.start()
         redraws: list[asyncio.Task[None]] = []
         for row in await repo.list_unfinished_games(self.service.db):
-            for chat in self.layout.chats(row):
-                self.outbox.assume_recent_use(chat)
             if row.status != "playing":
                 continue
             drawn = ui_of(row).drawn
@@ -437,7 +476,6 @@ class Tables:
             if ui_of(finished).drawn == finished.version:
                 continue
             # the last move was stored, its results (or the final scores) never delivered
-            self.outbox.assume_recent_use(finished.chat_id)
             redraws.append(self.background(self._resume(finished.game_id, redraw=True)))
         if redraws:
             await asyncio.wait(redraws, timeout=RESUME_WAIT_SECONDS)

@@ -32,7 +32,8 @@ redrawn less often, each edit showing every move since the last one, never froze
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,14 @@ Result = SmazzataScored | BriscolaScored
 #: In play, the hand of a player who cannot act waits for the end of the trick (or their
 #: turn) — at most this many times ``private_lazy_seconds`` (a minute by default).
 HELD_FACTOR = 15.0
+#: In a group's auction the bidder in turn also gets the bids in their private hand
+#: (a private chat has its own budget; a group gets ~20 calls a minute) when the group's
+#: keyboard cannot be redrawn within this many seconds (or one pacing interval, if
+#: shorter) and the bot's budget has room, and always in a new smazzata's hand (sent
+#: anyway): at a new smazzata the group's first calls are the results and the new table,
+#: and the first bids waited for them (issue 18: the auction's next button p95 was 12 s
+#: at 50 tables). Otherwise a bid costs that one group call.
+GROUP_LATE_SECONDS = 1.5
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
 
@@ -78,10 +87,13 @@ def hand_pressable(view: View, markup: InlineKeyboardMarkup | None, *, away: boo
 
 
 def hand_urgency(phase: str, *, pressable: bool, solo: bool, just_moved: bool,
-                 trick_over: bool, lazy: float) -> tuple[Priority, float]:
+                 trick_over: bool, lazy: float, pressed_here: bool = False,
+                 ) -> tuple[Priority, float]:
     """The priority of a hand's edit in Telegram's budget and how long it may be held
-    (merged with the next ones): see the module's docstring."""
-    if pressable:
+    (merged with the next ones): see the module's docstring. ``pressed_here``: the
+    player just pressed a button of this message; showing the press is part of
+    answering it."""
+    if pressable or pressed_here:
         return Priority.TURN, 0.0
     if solo:  # alone, this message is the table too: never held
         return Priority.TABLE, 0.0
@@ -143,8 +155,13 @@ class Renderer:
         self.webapp_short_name: str | None = None
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
-                   events: Sequence[Event]) -> None:
-        """Bring every message of ``row`` in line with ``game`` (fills ``drawn``)."""
+                   events: Sequence[Event], pressed: tuple[int, int] | None = None) -> None:
+        """Bring every message of ``row`` in line with ``game`` (fills ``drawn``).
+
+        ``pressed``: the message (chat, id) whose button made the move: its redraw shows
+        the presser their own move, and goes first (part of answering the press). The
+        group's messages and the hands go at the same time: a new smazzata's hands (the
+        first bidder's buttons) do not wait for the group's results and table."""
         prefs = prefs_of(row)
         lang, style = prefs.language, prefs.options.deck_style.value
         names = seat_names(row, game, lang)
@@ -157,10 +174,28 @@ class Renderer:
         ):
             self._close_smazzata(row, drawn.ui, events, names, lang, style)
             drawn.set(table=None, hands=None)
-        await self._post_results(row, game, drawn, names, lang, style, chat_id)
-        if not game.is_over():
-            await self._draw_table(row, game, drawn, names, lang, chat_id)
-            await self._draw_hands(row, game, drawn, names, lang, events)
+
+        # a hand pressed is asked for first (its edit is the first call after the answer);
+        # at a new smazzata the group's results and table are reserved first
+        hand_first = (pressed is not None and drawn.ui.table is not None
+                      and pressed != (chat_id, drawn.ui.table))
+
+        async def group() -> None:
+            await self._post_results(row, game, drawn, names, lang, style, chat_id)
+            if not game.is_over():
+                await self._draw_table(row, game, drawn, names, lang, chat_id, pressed)
+
+        async def hands() -> None:
+            if not game.is_over():
+                if not hand_first:
+                    await asyncio.sleep(0)  # the group's first call is reserved first
+                await self._draw_hands(row, game, drawn, names, lang, events, pressed, chat_id)
+
+        parts = (hands(), group()) if hand_first else (group(), hands())
+        failed = [r for r in await asyncio.gather(*parts, return_exceptions=True)
+                  if isinstance(r, BaseException)]
+        if failed:  # (both finished: what they sent is in ``drawn``)
+            raise failed[0]
         if drawn.ui.drawn != row.version:
             drawn.chats = self.layout.chats(row) | {chat_id}
 
@@ -224,7 +259,7 @@ class Renderer:
 
     async def _draw_table(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
-        chat_id: int,
+        chat_id: int, pressed: tuple[int, int] | None = None,
     ) -> None:
         if is_private_chat(row.chat_id):
             return  # alone: the hand's message shows the table (see _draw_hands)
@@ -236,6 +271,8 @@ class Renderer:
             markup = self.hand_link(lang)
         elif markup is not None and self._human_in_turn(row, game):
             priority = Priority.TURN  # the keyboard of the seat in turn is in the group
+        if pressed is not None and pressed == (chat_id, drawn.ui.table):
+            priority = Priority.TURN  # the presser's own message
         # (at the declaration the buttons are in the caller's hand: the table is a table)
         markup = kb.with_table_button(markup, tr(lang, "webapp.button"),
                                       url=self.webapp_link(row.game_id))
@@ -276,7 +313,8 @@ class Renderer:
 
     async def _draw_hands(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
-        events: Sequence[Event],
+        events: Sequence[Event], pressed: tuple[int, int] | None = None,
+        table_chat: int | None = None,
     ) -> None:
         """Each human's private message. Edits are urgent for whoever can press something
         now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
@@ -289,7 +327,10 @@ class Renderer:
         # who made a private call: their hand still shows the picker they called from
         bidders = {e.seat for e in events if isinstance(e, BidMade) and e.code[0] == "o"}
         solo = is_private_chat(row.chat_id)
-        for seat in row.seats:
+        seats = sorted(row.seats, key=lambda s: pressed is None
+                       or self.layout.hand_chat(s) != pressed[0])  # the presser's first
+        sends: list[Coroutine[Any, Any, None]] = []
+        for seat in seats:
             chat = self.layout.hand_chat(seat)
             if chat is None:
                 continue
@@ -297,39 +338,64 @@ class Renderer:
             view = game.view(seat.seat)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
-            if solo and not seat.away:
-                markup = kb.solo_keyboard(plang, row.game_id, view)
+            mid = drawn.ui.hands.get(seat.seat)
+            bidding = (not solo and not seat.away and table_chat is not None
+                       and self._bids_in_hand(view, seat.seat, table_chat, mid is None))
+            if (solo or bidding) and not seat.away:
+                markup = kb.solo_keyboard(plang, row.game_id, view, stable=not solo)
             else:
                 markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             buttons = frozenset(kb.all_callback_data(markup))
             key = (row.game_id, seat.seat)
-            pressable = hand_pressable(view, markup, away=seat.away, solo=solo)
+            pressable = bidding or hand_pressable(view, markup, away=seat.away, solo=solo)
             just_moved = not pressable and (key in self._pressable or seat.seat in bidders)
             if pressable:
                 self._pressable.add(key)
             else:
                 self._pressable.discard(key)
-            mid = drawn.ui.hands.get(seat.seat)
             pressable = pressable or (view.current_seat == seat.seat and not seat.away
                                       and self._new_buttons(key, mid, buttons))
             markup = kb.with_table_button(markup, tr(plang, "webapp.button"),
                                           web_app=self.webapp_page(row.game_id))
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
-                trick_over=trick_over, lazy=self.private_lazy_seconds)
+                trick_over=trick_over, lazy=self.private_lazy_seconds,
+                pressed_here=(pressed is not None and pressed == (chat, mid)
+                              and self.outbox.budget.has_room()))
             if mid is None:  # a new smazzata: the cards to bid on unblock play
-                msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
-                if msg is not None:
-                    mid = msg.message_id
-                    drawn.set(hands={**drawn.ui.hands, seat.seat: mid})
-                    if solo:
-                        drawn.set(table=msg.message_id, table_chat=msg.chat.id,
-                                  table_smz=game.smazzata_index)
-                    await drawn.sent()
+                sends.append(self._send_hand(chat, text, markup, seat.seat, key, buttons,
+                                             drawn, game.smazzata_index if solo else None))
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
-            if mid is not None:
                 self._buttons[key] = (mid, buttons)
+        # the new hands all at once (one after another, the game's next redraw waited for
+        # each of them in turn behind the other tables' messages)
+        failed = [r for r in await asyncio.gather(*sends, return_exceptions=True)
+                  if isinstance(r, BaseException)]
+        if failed:  # (all finished: what they sent is in ``drawn``)
+            raise failed[0]
+
+    async def _send_hand(self, chat: int, text: str, markup: InlineKeyboardMarkup | None,
+                         seat_no: int, key: tuple[int, int], buttons: frozenset[str],
+                         drawn: Drawn, solo_smazzata: int | None) -> None:
+        msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
+        if msg is None:
+            return
+        drawn.set(hands={**drawn.ui.hands, seat_no: msg.message_id})
+        if solo_smazzata is not None:  # alone: the hand's message is the table
+            drawn.set(table=msg.message_id, table_chat=msg.chat.id, table_smz=solo_smazzata)
+        self._buttons[key] = (msg.message_id, buttons)
+        await drawn.sent()  # (stored at once: never sent twice, see Drawn.sent)
+
+    def _bids_in_hand(self, view: View, seat_no: int, table_chat: int, sent: bool) -> bool:
+        """Whether the bidder in turn of a group's auction also gets the bids in their
+        hand: the group's keyboard would be late (see :data:`GROUP_LATE_SECONDS`), and
+        the hand is being sent anyway (a new smazzata) or the bot's budget has room."""
+        if view.phase != "auction" or view.current_seat != seat_no:
+            return False
+        late = self.outbox.wait_for(table_chat) > min(
+            GROUP_LATE_SECONDS, self.outbox.interval(table_chat))
+        return sent or (late and self.outbox.budget.has_room())
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,
                      buttons: frozenset[str]) -> bool:
