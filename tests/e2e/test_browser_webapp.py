@@ -178,6 +178,29 @@ def test_a_phone_plays_a_match_of_plain_briscola_through_the_mini_app(
         phone.locator("#hand .card").first.wait_for(timeout=15000)
         assert phone.locator("#seats .seat").count() == 2
         assert phone.locator("#hand .card").count() == 3
+        # what Telegram's users expect: the app expanded, Back shown (it closes the
+        # app), no page zoom, Telegram's theme followed when it changes
+        telegram = "() => window.Telegram.WebApp"
+        assert phone.evaluate(f"({telegram})().isExpanded")
+        assert phone.evaluate(f"({telegram})().BackButton.isVisible")
+        assert "user-scalable=no" in (phone.locator('meta[name="viewport"]')
+                                      .get_attribute("content") or "")
+        phone.evaluate("""() => window.postMessage({eventType: "theme_changed",
+            eventData: {theme_params: {bg_color: "#212121", text_color: "#ffffff"}}}, "*")""")
+        phone.wait_for_function("() => getComputedStyle(document.documentElement)"
+                                ".getPropertyValue('--bg').trim() === '#212121'")
+        assert phone.evaluate("() => document.documentElement.dataset.scheme") == "dark"
+        # back from the background (phones suspend web views): a fresh session
+        sessions: list[str] = []
+        phone.on("request", lambda r: sessions.append(r.url)
+                 if r.url.endswith("/api/session") else None)
+        for hidden in (True, False):
+            phone.evaluate("""(hidden) => {
+                Object.defineProperty(document, "hidden", {value: hidden, configurable: true});
+                document.dispatchEvent(new Event("visibilitychange")); }""", hidden)
+            phone.wait_for_timeout(1100 if hidden else 0)
+        phone.wait_for_timeout(600)
+        assert len(sessions) == 1, sessions
         # the briscola lies face up under the stock, on the table
         briscola = phone.locator("#stock .briscola")
         assert briscola.is_visible()
@@ -214,6 +237,9 @@ def test_a_phone_plays_a_match_of_plain_briscola_through_the_mini_app(
                 phone.screenshot(path=str(shots / "webapp-briscola.png"))
                 checked = True
         assert checked and cards >= 20  # at least one whole hand of twenty tricks
+        calls = phone.evaluate(f"({telegram})().calls")
+        assert calls.count("haptic:impact:medium") == cards, calls  # a buzz per card
+        assert "haptic:notification:error" not in calls
         # the end: the final result in the page, as in the group
         result = phone.locator("#result")
         sync_api.expect(result).to_contain_text("Partita finita")
@@ -221,3 +247,5 @@ def test_a_phone_plays_a_match_of_plain_briscola_through_the_mini_app(
         assert phone.locator("#hand-box").is_hidden()
         group.locator(".message", has_text="Partita finita").last.wait_for(timeout=15000)
         phone.screenshot(path=str(shots / "webapp-briscola-end.png"), full_page=True)
+        phone.evaluate("() => window.postMessage({eventType: 'back_button_pressed'}, '*')")
+        phone.wait_for_function(f"() => ({telegram})().calls.includes('close')")

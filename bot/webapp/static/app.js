@@ -83,12 +83,28 @@ async function reconnect() {
   try { await openSession(); } catch (e) { setTimeout(reconnect, 3000); }
 }
 
+//: Seconds away after which a page back in view opens a fresh session: phones suspend
+//: web views in the background, and a stream that looks open may be dead.
+const AWAY_SECONDS = 1;
+let hiddenAt = null;
 document.addEventListener("visibilitychange", () => {
-  // phones suspend web views: back in view, make sure the stream is live
-  if (!document.hidden && (!app.source || app.source.readyState === EventSource.CLOSED)) {
+  if (document.hidden) { hiddenAt = Date.now(); return; }
+  const away = hiddenAt === null ? 0 : (Date.now() - hiddenAt) / 1000;
+  hiddenAt = null;
+  if (!app.source || app.source.readyState === EventSource.CLOSED || away >= AWAY_SECONDS) {
     reconnect();
   }
 });
+
+function haptic(kind, value) {
+  // Telegram's HapticFeedback (Bot API 6.1+): a light tap on a played card, an error buzz
+  const feedback = tg && tg.HapticFeedback;
+  if (!feedback) return;
+  try {
+    if (kind === "impact") feedback.impactOccurred(value);
+    else feedback.notificationOccurred(value);
+  } catch (e) { /* older clients: no feedback */ }
+}
 
 async function move(code) {
   if (app.sending || !app.state) return;
@@ -103,10 +119,10 @@ async function move(code) {
     const result = await response.json().catch(() => ({}));
     if (!response.ok) {
       toast(result.message || response.statusText, true);
-      if (tg) tg.HapticFeedback.notificationOccurred("error");
+      haptic("notification", "error");
       if (response.status === 401) reconnect();
-    } else if (tg) {
-      tg.HapticFeedback.impactOccurred("light");
+    } else {
+      haptic("impact", code.startsWith("c") ? "medium" : "light");
     }
   } catch (error) {
     toast(String(error), true);
@@ -415,18 +431,28 @@ function applyTheme() {
   if (!tg || !tg.themeParams) return;
   const root = document.documentElement.style;
   const t = tg.themeParams;
-  if (t.bg_color) root.setProperty("--bg", t.bg_color);
-  if (t.text_color) root.setProperty("--text", t.text_color);
-  if (t.hint_color) root.setProperty("--hint", t.hint_color);
-  if (t.button_color) root.setProperty("--button", t.button_color);
-  if (t.button_text_color) root.setProperty("--button-text", t.button_text_color);
-  if (t.secondary_bg_color) root.setProperty("--panel", t.secondary_bg_color);
+  const colours = { bg_color: "--bg", text_color: "--text", hint_color: "--hint",
+    button_color: "--button", button_text_color: "--button-text", secondary_bg_color: "--panel" };
+  for (const [key, name] of Object.entries(colours)) {
+    if (t[key]) root.setProperty(name, t[key]);
+    else root.removeProperty(name);
+  }
+  document.documentElement.dataset.scheme = tg.colorScheme || "light";
 }
 
 if (tg) {
   tg.ready();
-  tg.expand();
+  tg.expand();  // the whole height: the table and the hand
   applyTheme();
   tg.onEvent("themeChanged", applyTheme);
+  if (tg.BackButton && tg.isVersionAtLeast && tg.isVersionAtLeast("6.1")) {
+    // the page has no screens to go back through: Back closes the app
+    tg.BackButton.onClick(() => tg.close());
+    tg.BackButton.show();
+  }
 }
+// no page zoom: a double tap or a pinch on the cards must not zoom (iOS ignores
+// user-scalable=no)
+document.addEventListener("gesturestart", (event) => event.preventDefault());
+document.addEventListener("dblclick", (event) => event.preventDefault());
 openSession().catch((error) => notice(String(error)));
