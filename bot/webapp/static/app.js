@@ -169,7 +169,13 @@ function drawSeats(s) {
     if (seat.chiamante) badges.push("⭐");
     if (seat.socio) badges.push("🤝");
     if (seat.away) badges.push("💤");
-    chip.append(el("div", "name", seat.name));
+    // a computer: its robot among the badges, so its name keeps the two lines
+    let name = seat.name;
+    if (seat.computer && name.startsWith("🤖")) {
+      name = name.slice(2).trim();
+      badges.unshift("🤖");
+    }
+    chip.append(el("div", "name", name));
     const line = el("div", "meta");
     if (badges.length) line.append(el("span", "badges", badges.join("")));
     if (!seat.morto || seat.cards) line.append(el("span", "count", String(seat.cards)));
@@ -436,6 +442,10 @@ function applyTheme() {
   for (const [key, name] of Object.entries(colours)) {
     if (t[key]) root.setProperty(name, t[key]);
     else root.removeProperty(name);
+  }
+  if (!t.secondary_bg_color && t.bg_color) {
+    // panels a shade off the background (a theme without a secondary colour)
+    root.setProperty("--panel", `color-mix(in srgb, ${t.bg_color} 90%, ${t.text_color || "#808080"})`);
   }
   document.documentElement.dataset.scheme = tg.colorScheme || "light";
 }
