@@ -93,6 +93,14 @@ def tr(lang: str, key: str, /, **values: object) -> str:
         return text
 
 
+def tr_word(lang: str, key: str, fallback: str) -> str:
+    """The text of ``key`` in ``lang`` (then Italian), else ``fallback`` as it is: for
+    words looked up by a stored value (``level.<name>``, ``val.<value>``), so a value
+    added later shows its own name until it is translated."""
+    text = catalog(lang if lang in LANGUAGES else FALLBACK).get(key)
+    return text if text is not None else catalog(FALLBACK).get(key, fallback)
+
+
 def trn(lang: str, key: str, n: int, /, **values: object) -> str:
     """The plural form of ``key`` for the count ``n`` in ``lang`` (falling back to
     Italian), formatted with ``n`` and ``values``."""

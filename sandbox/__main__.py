@@ -72,17 +72,23 @@ def build_world(tg: FakeTelegram) -> list[FakeChat]:
 WEB_APP_SHORT_NAME = "tavolo"
 
 
+#: Addresses that listen on every interface.
+WILDCARDS = ("0.0.0.0", "::", "")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
-def bot_environment(tg: FakeTelegram, database_url: str,
-                    web_app_port: int | None = None) -> dict[str, str]:
+def bot_environment(tg: FakeTelegram, database_url: str, web_app_port: int | None = None,
+                    host: str = "127.0.0.1") -> dict[str, str]:
     """The bot's environment: the caller's, pointed at the local server; with
-    ``web_app_port`` the bot serves its Mini App there (plain HTTP on 127.0.0.1, with the
-    stand-in for Telegram's telegram-web-app.js)."""
+    ``web_app_port`` the bot serves its Mini App there, plain HTTP on the sandbox's own
+    ``host`` (whoever may open the sandbox may open its Mini App), with the stand-in for
+    Telegram's telegram-web-app.js. Its address stays 127.0.0.1 (the bot takes plain HTTP
+    for loopback only): the sandbox page swaps in the host it was opened at."""
     env = dict(os.environ)
     env.update(
         BOT_TOKEN=tg.token,
@@ -94,7 +100,7 @@ def bot_environment(tg: FakeTelegram, database_url: str,
     if web_app_port is not None:
         env.update(
             WEBAPP_URL=f"http://127.0.0.1:{web_app_port}/",
-            WEBAPP_LISTEN="127.0.0.1",
+            WEBAPP_LISTEN=host or "0.0.0.0",
             WEBAPP_PORT=str(web_app_port),
             WEBAPP_SHORT_NAME=WEB_APP_SHORT_NAME,
             WEBAPP_TELEGRAM_JS="static/stand-in.js",
@@ -116,14 +122,15 @@ async def run(args: argparse.Namespace) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="briscola-sandbox-") as scratch:
             database_url = args.database_url or f"sqlite:///{Path(scratch) / 'sandbox.db'}"
-            web_app_port = args.webapp_port or free_port()
+            everyone = args.host in WILDCARDS
+            web_app_port = args.webapp_port or free_port(
+                "127.0.0.1" if everyone else args.host)
             page.web_apps[WEB_APP_SHORT_NAME] = f"http://127.0.0.1:{web_app_port}/"
             bot = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bot",
-                env=bot_environment(tg, database_url, web_app_port),
+                env=bot_environment(tg, database_url, web_app_port, args.host),
             )
             try:
-                everyone = args.host in ("0.0.0.0", "::", "")
                 shown = "127.0.0.1" if everyone else args.host
                 print(f"Briscola sandbox: open http://{shown}:{port}/ "
                       f"(bot pid {bot.pid}, database {database_url})", flush=True)

@@ -366,3 +366,26 @@ def test_result_totals_use_the_same_minus_sign_as_the_changes() -> None:
     text = texts.result_text("it", "napoletane", ev, ["A", "B", "C", "D", "E"])
     assert "E: <b>−1</b> → −4" in text and "A: <b>+2</b> → 2" in text
     assert "-" not in text.split("Punteggi")[1]
+
+
+def test_settings_and_levels_show_their_words_in_the_players_language() -> None:
+    """The stored values stay Italian (``antiorario``, ``facile``); what is shown is
+    translated through ``val.<value>`` / ``level.<name>``, a name without a translation
+    (a level added later) shows as it is."""
+    from bot.i18n import tr_word
+    from bot.prefs import Prefs, with_value
+    from bot.render.keyboards import settings_keyboard, solo_lobby_keyboard
+
+    def labels(markup: object) -> list[str]:
+        return [b.text for row in markup.inline_keyboard for b in row]  # type: ignore[attr-defined]
+
+    prefs = with_value(Prefs(), "direction", "orario")
+    english = labels(settings_keyboard("en", prefs))
+    assert any(t.endswith(": clockwise") for t in english), english
+    assert not any("orario" in t for t in english)
+    assert any(t.endswith(": orario") for t in labels(settings_keyboard("it", prefs)))
+    lobby_en = labels(solo_lobby_keyboard("en", 7))
+    assert {"🤖 Computers: easy", "🤖 Computers: normal", "🤖 Computers: strong"} <= \
+        set(lobby_en), lobby_en
+    assert "🤖 Computer facile" in labels(solo_lobby_keyboard("it", 7))
+    assert tr_word("en", "level.esperto", "esperto") == "esperto"

@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 
+import sandbox
 from bot.webapp.auth import validate_init_data
 from sandbox.__main__ import WEB_APP_SHORT_NAME, bot_environment, build_world
 from sandbox.web import SandboxWeb
@@ -80,3 +81,16 @@ def test_the_sandbox_bot_serves_its_mini_app_on_loopback(tg: Any) -> None:
     assert env["WEBAPP_URL"] == "http://127.0.0.1:8399/" and env["WEBAPP_PORT"] == "8399"
     assert env["WEBAPP_LISTEN"] == "127.0.0.1"
     assert env["WEBAPP_TELEGRAM_JS"] == "static/stand-in.js"
+
+
+def test_the_sandbox_mini_app_follows_the_sandbox_host(tg: Any) -> None:
+    """``python -m sandbox --host 0.0.0.0``: the Mini App listens on every address too
+    (others on the network open it where they opened the page: the page swaps its host
+    into the loopback address the bot announces); a named address is used as it is.
+    (Nothing is bound here: tests use loopback only.)"""
+    for host in ("0.0.0.0", "192.168.1.20", "::1"):
+        env = bot_environment(tg, "sqlite:///x.db", web_app_port=8399, host=host)
+        assert env["WEBAPP_LISTEN"] == host
+        assert env["WEBAPP_URL"] == "http://127.0.0.1:8399/"
+    script = (Path(sandbox.__file__).parent / "static" / "app.js").read_text()
+    assert "url.hostname = location.hostname" in script

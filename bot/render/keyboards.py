@@ -15,7 +15,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot import callbacks as cb
 from bot.config import LEVEL_NAMES
-from bot.i18n import tr, trn
+from bot.i18n import tr, tr_word, trn
 from bot.prefs import MENU, MENU_ORDER, Prefs, applies, current_value
 from bot.render.texts import (
     bid_text,
@@ -251,7 +251,8 @@ def solo_keyboard(lang: str, game_id: int, view: View, *,
 def solo_lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
     """A private lobby: fill the table with computers of a level, settings, start."""
     levels = [
-        _btn(tr(lang, "btn.fill", level=level), cb.lobby(game_id, f"fill-{level}"))
+        _btn(tr(lang, "btn.fill", level=tr_word(lang, f"level.{level}", level)),
+             cb.lobby(game_id, f"fill-{level}"))
         for level in LEVEL_NAMES
     ]
     return markup(
@@ -273,7 +274,7 @@ def settings_keyboard(lang: str, prefs: Prefs) -> InlineKeyboardMarkup | None:
         if not applies(prefs, option.key):
             continue
         value = current_value(prefs, option.key)
-        shown = tr(lang, f"val.{value}") if value in ("on", "off") else value
+        shown = tr_word(lang, f"val.{value}", value)  # on/off, orario… (stored in Italian)
         if option.key == "turn_timeout":
             shown = tr(lang, "opt.timeout_off") if value == "0" else f"{value}s"
         elif option.key == "briscola_match":

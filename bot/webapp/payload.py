@@ -159,6 +159,7 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
         "trump": None if view.trump is None else texts.suit_name(style, view.trump),
         "called": None if view.called_card is None else card_code(view.called_card),
         "face_up": None if view.face_up is None else card_code(view.face_up),
+        "stock": view.stock_count,
         "info": info,
         "auction": auction,
         "hand": [{"card": card_code(c), "playable": "c" + card_code(c) in legal}

@@ -48,7 +48,13 @@ async function openWebApp(request) {
       overlay.querySelector(".close").addEventListener("click", () => overlay.remove());
       document.body.appendChild(overlay);
     }
-    overlay.querySelector("iframe").src = result.url;
+    // the bot names its Mini App 127.0.0.1 when the sandbox listens on every address:
+    // a browser on another machine reaches it where it reached this page
+    const url = new URL(result.url);
+    if (url.hostname === "127.0.0.1" && location.hostname !== url.hostname) {
+      url.hostname = location.hostname;
+    }
+    overlay.querySelector("iframe").src = url.href;
   } catch (error) {
     toast(String(error.message || error), true);
   }

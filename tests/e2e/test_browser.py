@@ -192,19 +192,20 @@ def _open(sync_api: Any, playwright: Any, url: str) -> tuple[Any, Browser]:
     return browser, Browser(sync_api, page)
 
 
-def start_table(page: Any, url: str) -> Any:
-    """Open the sandbox's page as Anna: a new table in the group, Anna and four computers,
-    started by clicking the lobby's buttons. Returns the group's panel."""
+def start_table(page: Any, url: str, command: str = "/nuova", computers: int = 4) -> Any:
+    """Open the sandbox's page as Anna: a new table in the group (``command``), Anna and
+    ``computers`` computers, started by clicking the lobby's buttons. Returns the group's
+    panel."""
     page.goto(url)
     group = page.locator('section[data-type="group"]')
-    group.locator(".draft").fill("/nuova")
+    group.locator(".draft").fill(command)
     group.locator(".draft").press("Enter")
-    lobby = group.locator(".message", has_text="Briscola chiamata").last
+    lobby = group.locator(".message", has_text="Briscola").last
     lobby.get_by_role("button", name="Entra").click()
     page.wait_for_function(
         "() => document.querySelector('section[data-type=\"group\"]')"
         ".textContent.includes('1. Anna')")
-    for _ in range(4):
+    for _ in range(computers):
         lobby.get_by_role("button", name="Computer").click()
         page.wait_for_timeout(150)
     page.get_by_text("Tavolo completo").wait_for()

@@ -83,12 +83,28 @@ async function reconnect() {
   try { await openSession(); } catch (e) { setTimeout(reconnect, 3000); }
 }
 
+//: Seconds away after which a page back in view opens a fresh session: phones suspend
+//: web views in the background, and a stream that looks open may be dead.
+const AWAY_SECONDS = 1;
+let hiddenAt = null;
 document.addEventListener("visibilitychange", () => {
-  // phones suspend web views: back in view, make sure the stream is live
-  if (!document.hidden && (!app.source || app.source.readyState === EventSource.CLOSED)) {
+  if (document.hidden) { hiddenAt = Date.now(); return; }
+  const away = hiddenAt === null ? 0 : (Date.now() - hiddenAt) / 1000;
+  hiddenAt = null;
+  if (!app.source || app.source.readyState === EventSource.CLOSED || away >= AWAY_SECONDS) {
     reconnect();
   }
 });
+
+function haptic(kind, value) {
+  // Telegram's HapticFeedback (Bot API 6.1+): a light tap on a played card, an error buzz
+  const feedback = tg && tg.HapticFeedback;
+  if (!feedback) return;
+  try {
+    if (kind === "impact") feedback.impactOccurred(value);
+    else feedback.notificationOccurred(value);
+  } catch (e) { /* older clients: no feedback */ }
+}
 
 async function move(code) {
   if (app.sending || !app.state) return;
@@ -103,10 +119,10 @@ async function move(code) {
     const result = await response.json().catch(() => ({}));
     if (!response.ok) {
       toast(result.message || response.statusText, true);
-      if (tg) tg.HapticFeedback.notificationOccurred("error");
+      haptic("notification", "error");
       if (response.status === 401) reconnect();
-    } else if (tg) {
-      tg.HapticFeedback.impactOccurred("light");
+    } else {
+      haptic("impact", code.startsWith("c") ? "medium" : "light");
     }
   } catch (error) {
     toast(String(error), true);
@@ -127,15 +143,25 @@ function seatPlace(seat, s) {
   return { x: Math.cos(angle), y: Math.sin(angle) };
 }
 
+//: Where seats sit on the rim and the trick's cards lie, per table size (percent of the
+//: felt's width and height from its centre): the cards stay clear of the seats.
+const LAYOUT = {
+  2: { seat: [0, 42], card: [0, 17] }, 3: { seat: [37, 40], card: [17, 13] },
+  4: { seat: [38, 40], card: [19, 16] }, 5: { seat: [37, 41], card: [17, 15] },
+  6: { seat: [37, 41], card: [20, 16] },
+};
+
 function drawSeats(s) {
   const box = $("seats");
   box.replaceChildren();
+  const [rx, ry] = (LAYOUT[s.players] || LAYOUT[5]).seat;
   for (const seat of s.seats) {
     const at = seatPlace(seat.seat, s);
     const chip = el("div", "seat");
     chip.dataset.seat = seat.seat;
-    chip.style.left = `${50 + at.x * 36}%`;
-    chip.style.top = `${50 + at.y * 41}%`;
+    chip.style.left = `${50 + at.x * rx}%`;
+    chip.style.top = `${50 + at.y * ry}%`;
+    chip.title = seat.name;
     if (seat.turn) chip.classList.add("turn");
     if (seat.you) chip.classList.add("you");
     if (seat.away || seat.morto) chip.classList.add("away");
@@ -143,12 +169,18 @@ function drawSeats(s) {
     if (seat.chiamante) badges.push("⭐");
     if (seat.socio) badges.push("🤝");
     if (seat.away) badges.push("💤");
-    chip.append(el("div", "name", seat.name));
+    // a computer: its robot among the badges, so its name keeps the two lines
+    let name = seat.name;
+    if (seat.computer && name.startsWith("🤖")) {
+      name = name.slice(2).trim();
+      badges.unshift("🤖");
+    }
+    chip.append(el("div", "name", name));
     const line = el("div", "meta");
-    line.append(el("span", "badges", badges.join("")));
-    line.append(el("span", "count", `🂠${seat.cards}`));
+    if (badges.length) line.append(el("span", "badges", badges.join("")));
+    if (!seat.morto || seat.cards) line.append(el("span", "count", String(seat.cards)));
+    if (seat.dealer) line.append(el("span", "dealer", s.ui.dealer));
     chip.append(line);
-    if (seat.dealer) chip.append(el("div", "dealer", s.ui.dealer));
     box.append(chip);
   }
 }
@@ -166,15 +198,35 @@ function drawTrick(s) {
     box.classList.remove("taken");
   }
   $("trick-label").textContent = winner !== null ? s.last_trick.text : "";
+  const [rx, ry] = (LAYOUT[s.players] || LAYOUT[5]).card;
   plays.forEach(([seat, code], i) => {
     const at = seatPlace(seat, s);
     const img = cardImg(code, seat === winner ? "winner" : "");
-    img.style.left = `${50 + at.x * 23}%`;
-    img.style.top = `${50 + at.y * 16}%`;
+    // each card in front of its player, a little askew, as thrown on a table
+    const tilt = ((seat * 37 + i * 11) % 13) - 6;
+    img.style.left = `${50 + at.x * rx}%`;
+    img.style.top = `${50 + at.y * ry}%`;
+    img.style.transform = `translate(-50%, -50%) rotate(${tilt}deg)`;
     img.style.zIndex = String(10 + i);
     img.dataset.seat = seat;
     box.append(img);
   });
+  drawStock(s);
+}
+
+function drawStock(s) {
+  // plain Briscola: the stock face down, the briscola face up under it, on the table
+  const box = $("stock");
+  box.replaceChildren();
+  box.hidden = !(s.stock > 0 && s.face_up);
+  if (box.hidden) return;
+  const under = cardImg(s.face_up, "briscola");
+  const back = el("img", "card back");
+  back.src = "static/cards/back.webp";
+  back.alt = "";
+  back.draggable = false;
+  box.append(under, back, el("span", "stock-count", String(s.stock)));
+  box.title = `${s.ui.briscola}: ${s.trump || ""}`;
 }
 
 function drawCorner(s) {
@@ -190,8 +242,7 @@ function drawCorner(s) {
   };
   if (s.called) add(s.ui.called, s.called, s.trump);
   else if (s.trump) add(s.ui.briscola, null, s.trump);
-  if (s.face_up) add(s.ui.face_up, s.face_up, null);
-  $("info").hidden = !s.info.length && !box.childElementCount;
+  $("info").hidden = s.phase === "over" || (!s.info.length && !box.childElementCount);
 }
 
 function drawAuction(s) {
@@ -289,7 +340,7 @@ function drawControls(s) {
 
 function drawHand(s) {
   const box = $("hand-box");
-  box.hidden = s.me === null;
+  box.hidden = s.me === null || (!s.hand.length && s.phase === "over");
   $("hand-label").textContent = s.ui.hand;
   const hand = $("hand");
   hand.replaceChildren();
@@ -333,6 +384,9 @@ function drawTexts(s) {
   const text = s.final || s.result;
   result.hidden = !text;
   result.textContent = text || "";
+  // the result just reached comes first, under the table, until the next card is played
+  result.classList.toggle("fresh", Boolean(s.final) ||
+      (Boolean(text) && !s.trick.length && !s.last_trick));
 }
 
 let timerHandle = null;
@@ -356,6 +410,7 @@ function show(s) {
   app.state = s;
   if (s.now) app.skew = s.now - Date.now() / 1000;
   document.body.dataset.phase = s.phase;
+  document.body.dataset.players = String(s.players);
   document.body.dataset.myTurn = s.my_turn ? "1" : "0";
   document.body.dataset.version = String(s.version);
   drawTexts(s);
@@ -382,18 +437,32 @@ function applyTheme() {
   if (!tg || !tg.themeParams) return;
   const root = document.documentElement.style;
   const t = tg.themeParams;
-  if (t.bg_color) root.setProperty("--bg", t.bg_color);
-  if (t.text_color) root.setProperty("--text", t.text_color);
-  if (t.hint_color) root.setProperty("--hint", t.hint_color);
-  if (t.button_color) root.setProperty("--button", t.button_color);
-  if (t.button_text_color) root.setProperty("--button-text", t.button_text_color);
-  if (t.secondary_bg_color) root.setProperty("--panel", t.secondary_bg_color);
+  const colours = { bg_color: "--bg", text_color: "--text", hint_color: "--hint",
+    button_color: "--button", button_text_color: "--button-text", secondary_bg_color: "--panel" };
+  for (const [key, name] of Object.entries(colours)) {
+    if (t[key]) root.setProperty(name, t[key]);
+    else root.removeProperty(name);
+  }
+  if (!t.secondary_bg_color && t.bg_color) {
+    // panels a shade off the background (a theme without a secondary colour)
+    root.setProperty("--panel", `color-mix(in srgb, ${t.bg_color} 90%, ${t.text_color || "#808080"})`);
+  }
+  document.documentElement.dataset.scheme = tg.colorScheme || "light";
 }
 
 if (tg) {
   tg.ready();
-  tg.expand();
+  tg.expand();  // the whole height: the table and the hand
   applyTheme();
   tg.onEvent("themeChanged", applyTheme);
+  if (tg.BackButton && tg.isVersionAtLeast && tg.isVersionAtLeast("6.1")) {
+    // the page has no screens to go back through: Back closes the app
+    tg.BackButton.onClick(() => tg.close());
+    tg.BackButton.show();
+  }
 }
+// no page zoom: a double tap or a pinch on the cards must not zoom (iOS ignores
+// user-scalable=no)
+document.addEventListener("gesturestart", (event) => event.preventDefault());
+document.addEventListener("dblclick", (event) => event.preventDefault());
 openSession().catch((error) => notice(String(error)));

@@ -15,24 +15,67 @@
   let theme = {};
   try { theme = JSON.parse(hash.get("tgWebAppThemeParams") || "{}"); } catch (e) { theme = {}; }
   const handlers = {};
-  const stub = { show() {}, hide() {}, onClick() {}, offClick() {}, setText() {}, isVisible: false };
-  window.Telegram = {
-    WebApp: {
-      initData,
-      initDataUnsafe: unsafe,
-      version: hash.get("tgWebAppVersion") || "7.0",
-      platform: hash.get("tgWebAppPlatform") || "sandbox",
-      colorScheme: theme.bg_color && parseInt(theme.bg_color.slice(1), 16) < 0x808080 ? "dark" : "light",
-      themeParams: theme,
-      isExpanded: true,
-      ready() {},
-      expand() {},
-      close() { window.parent.postMessage({ type: "web_app_close" }, "*"); },
-      onEvent(name, fn) { (handlers[name] = handlers[name] || []).push(fn); },
-      offEvent(name, fn) { handlers[name] = (handlers[name] || []).filter((f) => f !== fn); },
-      HapticFeedback: { impactOccurred() {}, notificationOccurred() {}, selectionChanged() {} },
-      BackButton: stub,
-      MainButton: stub,
-    },
+  const emit = (name) => (handlers[name] || []).forEach((fn) => fn());
+  //: What the page asked of Telegram (for the tests): "expand", "back:show", "haptic:…"
+  const calls = [];
+  const button = (name) => {
+    const clicks = [];
+    return {
+      isVisible: false,
+      show() { this.isVisible = true; calls.push(name + ":show"); return this; },
+      hide() { this.isVisible = false; calls.push(name + ":hide"); return this; },
+      onClick(fn) { clicks.push(fn); return this; },
+      offClick(fn) { const i = clicks.indexOf(fn); if (i >= 0) clicks.splice(i, 1); return this; },
+      setText(text) { this.text = text; return this; },
+      // what Telegram does when the user presses it
+      press() { if (this.isVisible) clicks.forEach((fn) => fn()); },
+    };
   };
+  const version = hash.get("tgWebAppVersion") || "7.0";
+  const webApp = {
+    initData,
+    initDataUnsafe: unsafe,
+    version,
+    platform: hash.get("tgWebAppPlatform") || "sandbox",
+    colorScheme: "light",
+    themeParams: theme,
+    isExpanded: false,
+    calls,
+    isVersionAtLeast(wanted) {
+      const a = version.split(".").map(Number), b = String(wanted).split(".").map(Number);
+      for (let i = 0; i < Math.max(a.length, b.length); i++) {
+        if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) > (b[i] || 0);
+      }
+      return true;
+    },
+    ready() { calls.push("ready"); },
+    expand() { this.isExpanded = true; calls.push("expand"); },
+    close() { calls.push("close"); window.parent.postMessage({ type: "web_app_close" }, "*"); },
+    onEvent(name, fn) { (handlers[name] = handlers[name] || []).push(fn); },
+    offEvent(name, fn) { handlers[name] = (handlers[name] || []).filter((f) => f !== fn); },
+    HapticFeedback: {
+      impactOccurred(style) { calls.push("haptic:impact:" + style); return this; },
+      notificationOccurred(type) { calls.push("haptic:notification:" + type); return this; },
+      selectionChanged() { calls.push("haptic:selection"); return this; },
+    },
+    BackButton: button("back"),
+    MainButton: button("main"),
+  };
+  const scheme = (t) => (t.bg_color && parseInt(t.bg_color.slice(1), 16) < 0x808080
+    ? "dark" : "light");
+  webApp.colorScheme = scheme(theme);
+  // Telegram's clients post events to the web view; the sandbox does the same
+  window.addEventListener("message", (event) => {
+    let data = event.data;
+    try { if (typeof data === "string") data = JSON.parse(data); } catch (e) { return; }
+    if (!data || typeof data !== "object") return;
+    if (data.eventType === "theme_changed" && data.eventData && data.eventData.theme_params) {
+      webApp.themeParams = data.eventData.theme_params;
+      webApp.colorScheme = scheme(webApp.themeParams);
+      emit("themeChanged");
+    } else if (data.eventType === "back_button_pressed") {
+      webApp.BackButton.press();
+    }
+  });
+  window.Telegram = { WebApp: webApp };
 })();
