@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import asyncpg
 
@@ -344,18 +344,34 @@ def _rowcount(status: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def session_settings(dsn: str, busy_timeout_ms: int) -> dict[str, str]:
+    """The connection's settings, but for those the URL sets itself (a query parameter
+    of the same name, which asyncpg passes on to the server):
+
+    * ``lock_timeout``: a lock held by another process is waited for this long, as
+      SQLite's busy timeout, then reported as "locked" (and retried by the interface);
+    * ``synchronous_commit=off``: a commit does not wait for its WAL to reach the disk,
+      the durability of the SQLite default (WAL, ``synchronous=NORMAL``).  A committed
+      move is visible to every connection at once and survives the bot's crash (and a
+      takeover by another instance); a crash of the server or of its machine may lose
+      the last fraction of a second of commits (``3 × wal_writer_delay``), never leaving
+      the database inconsistent.  Waiting for the disk at every press made a click's
+      p95 several times slower on a busy host (see bench/README.md);
+      ``?synchronous_commit=on`` in ``DATABASE_URL`` brings it back."""
+    given = parse_qs(urlsplit(dsn).query)
+    settings = {
+        "lock_timeout": str(busy_timeout_ms),
+        "synchronous_commit": "off",
+        "application_name": "briscola-bot",
+    }
+    return {name: value for name, value in settings.items() if name not in given}
+
+
 async def _connect(url: str, busy_timeout_ms: int) -> asyncpg.Connection:
     dsn = re.sub(r"^postgresql\+asyncpg://", "postgresql://", url.strip(), flags=re.I)
     try:
         return await asyncpg.connect(
-            dsn,
-            timeout=10,
-            # a lock held by another process is waited for this long, as SQLite's busy
-            # timeout, then reported as "locked" (and retried by the interface)
-            server_settings={
-                "lock_timeout": str(busy_timeout_ms),
-                "application_name": "briscola-bot",
-            },
+            dsn, timeout=10, server_settings=session_settings(dsn, busy_timeout_ms)
         )
     except _DRIVER_ERRORS as e:
         raise StorageUnavailable(

@@ -1070,6 +1070,31 @@ async def test_postgres_connects_again_after_losing_the_connection(
         pg_cluster.drop_database(url)
 
 
+async def test_postgres_commits_like_the_sqlite_default_unless_the_url_says(
+    pg_cluster: PostgresCluster,
+) -> None:
+    """synchronous_commit=off (a commit does not wait for the disk, as SQLite's WAL with
+    synchronous=NORMAL); a URL parameter of the same name wins. What is committed is
+    visible to another connection at once either way."""
+    url = pg_cluster.new_database()
+    db = await open_database(url)
+    durable = await open_database(url + "&synchronous_commit=on&lock_timeout=1234")
+    try:
+        setting = "SELECT current_setting(?)"
+        assert await db.fetchval(setting, ("synchronous_commit",)) == "off"
+        assert await db.fetchval(setting, ("lock_timeout",)) == "5s"
+        assert await durable.fetchval(setting, ("synchronous_commit",)) == "on"
+        assert await durable.fetchval(setting, ("lock_timeout",)) == "1234ms"
+        gid = await _playing_game(db)
+        await repo.record_action(db, gid, 0, 0, "P", "human", 1, SNAP)
+        row = await repo.get_game(durable, gid)
+        assert row is not None and row.version == 1
+    finally:
+        await durable.close()
+        await db.close()
+        pg_cluster.drop_database(url)
+
+
 async def test_postgres_row_lock_held_too_long_is_locked(pg_cluster: PostgresCluster) -> None:
     url = pg_cluster.new_database()
     db = await open_database(url, busy_timeout_ms=200, lock_retries=1, retry_delay=0.01)
