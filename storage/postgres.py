@@ -345,25 +345,14 @@ def _rowcount(status: str) -> int:
 
 
 def session_settings(dsn: str, busy_timeout_ms: int) -> dict[str, str]:
-    """The connection's settings, but for those the URL sets itself (a query parameter
-    of the same name, which asyncpg passes on to the server):
+    """The connection's settings, but for those the URL sets itself (a query parameter of
+    the same name, which asyncpg passes on to the server; e.g. ``?synchronous_commit=off``
+    for the durability of the SQLite default, see README):
 
     * ``lock_timeout``: a lock held by another process is waited for this long, as
-      SQLite's busy timeout, then reported as "locked" (and retried by the interface);
-    * ``synchronous_commit=off``: a commit does not wait for its WAL to reach the disk,
-      the durability of the SQLite default (WAL, ``synchronous=NORMAL``).  A committed
-      move is visible to every connection at once and survives the bot's crash (and a
-      takeover by another instance); a crash of the server or of its machine may lose
-      the last fraction of a second of commits (``3 × wal_writer_delay``), never leaving
-      the database inconsistent.  Waiting for the disk at every press made a click's
-      p95 several times slower on a busy host (see bench/README.md);
-      ``?synchronous_commit=on`` in ``DATABASE_URL`` brings it back."""
+      SQLite's busy timeout, then reported as "locked" (and retried by the interface)."""
     given = parse_qs(urlsplit(dsn).query)
-    settings = {
-        "lock_timeout": str(busy_timeout_ms),
-        "synchronous_commit": "off",
-        "application_name": "briscola-bot",
-    }
+    settings = {"lock_timeout": str(busy_timeout_ms), "application_name": "briscola-bot"}
     return {name: value for name, value in settings.items() if name not in given}
 
 

@@ -1070,24 +1070,24 @@ async def test_postgres_connects_again_after_losing_the_connection(
         pg_cluster.drop_database(url)
 
 
-async def test_postgres_commits_like_the_sqlite_default_unless_the_url_says(
+async def test_postgres_session_settings_from_the_url_win(
     pg_cluster: PostgresCluster,
 ) -> None:
-    """synchronous_commit=off (a commit does not wait for the disk, as SQLite's WAL with
-    synchronous=NORMAL); a URL parameter of the same name wins. What is committed is
-    visible to another connection at once either way."""
+    """The URL's own settings (query parameters) win over the bot's (lock_timeout) and the
+    server's (synchronous_commit: the test cluster runs with it off). What is committed is
+    visible to another connection at once."""
     url = pg_cluster.new_database()
     db = await open_database(url)
     durable = await open_database(url + "&synchronous_commit=on&lock_timeout=1234")
     try:
         setting = "SELECT current_setting(?)"
-        assert await db.fetchval(setting, ("synchronous_commit",)) == "off"
+        assert await db.fetchval(setting, ("synchronous_commit",)) == "off"  # the server's
         assert await db.fetchval(setting, ("lock_timeout",)) == "5s"
         assert await durable.fetchval(setting, ("synchronous_commit",)) == "on"
         assert await durable.fetchval(setting, ("lock_timeout",)) == "1234ms"
-        gid = await _playing_game(db)
-        await repo.record_action(db, gid, 0, 0, "P", "human", 1, SNAP)
-        row = await repo.get_game(durable, gid)
+        gid = await _playing_game(durable)
+        await repo.record_action(durable, gid, 0, 0, "P", "human", 1, SNAP)
+        row = await repo.get_game(db, gid)
         assert row is not None and row.version == 1
     finally:
         await durable.close()
