@@ -11,7 +11,9 @@ calls into one transaction::
         await repo.apply_score_deltas(tx, game.chat_id, deltas)
 
 Functions that write several statements open a (nested) transaction themselves, so they
-are atomic in both cases.  JSON arguments are text; they are checked to be valid JSON
+are atomic in both cases (on PostgreSQL those a move uses are single statements instead:
+a statement is atomic on its own, and a move's writes then cost no extra round trips).
+JSON arguments are text; they are checked to be valid JSON
 (``ValueError`` otherwise) but never interpreted, except by :func:`patch_ui`.
 """
 
@@ -710,7 +712,10 @@ async def record_action(
     ``turn_deadline`` is the deadline of the *next* turn (None clears it).
 
     Meant to run inside the caller's transaction together with the score updates; when
-    given the Database it runs in its own transaction.
+    given the Database it runs in its own transaction.  On PostgreSQL it is one statement
+    (:meth:`~storage.db.Executor.write`): in a move it is sent with the move's other
+    writes, and the errors below are raised when it is, at the latest by
+    ``run_transaction``.
 
     :raises StaleVersion: the version moved on (double or concurrent click); nothing is
         written.
