@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from game import Game, View
 from sandbox.fakeapi import CallbackQueryHandle, FakeChat, FakeMessage, FakeTelegram, FakeUser
-from storage import Database, GameRow, repo
+from storage import Database, GameRow, open_database, repo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Environment variables the bot reads (bot/config.py); inherited values are dropped so a
@@ -248,7 +248,7 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 async def open_reader(db_path: Path | str) -> Database:
     """A second connection to the bot's database (a file or a URL), for reading through
     the storage API."""
-    return await Database.open(db_path, migrate=False, check_writable=False)
+    return await open_database(db_path, migrate=False, check_writable=False)
 
 
 # ======================================================================================

@@ -43,7 +43,7 @@ import aiohttp
 from bot.prefs import Prefs
 from bot.service import GameService, Refused
 from bot.webapp.server import WebAppServer
-from storage import Database, SeatRow
+from storage import SeatRow, open_database
 
 TOKEN = "123456:bench-webapp-token"
 _VERSION = re.compile(rb'"table":(\d+),"status":"\w+","version":(\d+)')
@@ -78,7 +78,7 @@ def _choice(view: Any, rng: random.Random) -> str:
 async def serve(args: argparse.Namespace) -> dict[str, Any]:
     scratch = tempfile.TemporaryDirectory(prefix="bench-webapp-")
     url = args.database or f"sqlite:///{Path(scratch.name) / 'bench.db'}"
-    db = await Database.open(url)
+    db = await open_database(url)
     service = GameService(db)
     #: (table, version) -> when apply() returned: committed and handed to the hub, whose
     #: push task runs at this task's next await

@@ -49,7 +49,7 @@ from bot.runtime import Runtime, rt_of
 from bot.service import GameService
 from bot.tables import Tables
 from bot.updates import PerChatUpdateProcessor
-from storage import Database, StorageUnavailable, repo
+from storage import StorageUnavailable, open_database, repo
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
 
 async def _start(app: Application) -> None:  # type: ignore[type-arg]
     config: Settings = app.bot_data["config"]
-    db = await Database.open(config.database_url)
+    db = await open_database(config.database_url)
     leader = app.bot_data.get(LEADER)
     if leader is not None:
         await leader.started(db)

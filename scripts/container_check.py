@@ -1,12 +1,13 @@
 """Try the bot as a service against the fake Bot API (run by ``scripts/container-check``).
 
 ``--image NAME``: the container image (``docker run --network host``, the database on a
-named volume); ``--local``: the installed ``briscola-bot`` command of this venv, for trying
-these same checks where there is no Docker. Checks, in order: the bot starts and answers
-``/start`` in Italian and English; it runs as a non-root user with its database on the
-volume; its health check passes; a stop (``docker stop``: SIGTERM, SIGKILL after 10 s)
-ends it with status 0 in time; a new container finds the database on the volume.
-Prints one line per check and exits 1 if any failed.
+named volume; ``--engine podman`` runs it with podman instead, whose health checks are
+run on demand: ``podman healthcheck run``); ``--local``: the installed ``briscola-bot``
+command of this venv, for trying these same checks where there is no Docker. Checks, in
+order: the bot starts and answers ``/start`` in Italian and English; it runs as a
+non-root user with its database on the volume; its health check passes; a stop (``docker
+stop``: SIGTERM, SIGKILL after 10 s) ends it with status 0 in time; a new container
+finds the database on the volume. Prints one line per check and exits 1 if any failed.
 """
 
 from __future__ import annotations
@@ -51,7 +52,16 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, check=False)
 
 
-async def check(image: str | None) -> int:
+def health(engine: str, name: str) -> str:
+    """The container's health status: Docker's, or podman's check run now (podman runs
+    them from systemd timers, which a machine without systemd does not have)."""
+    if engine == "podman":
+        done = run("podman", "healthcheck", "run", name)
+        return "healthy" if done.returncode == 0 else (done.stdout + done.stderr).strip()
+    return run("docker", "inspect", "--format", "{{.State.Health.Status}}", name).stdout.strip()
+
+
+async def check(image: str | None, engine: str = "docker") -> int:
     checks = Checks()
     work = Path(tempfile.mkdtemp(prefix="briscola-container-check-"))
     name = f"briscola-check-{os.getpid()}"
@@ -59,7 +69,7 @@ async def check(image: str | None) -> int:
     async with FakeTelegram() as tg:
         if image is not None:
             command = [
-                "docker", "run", "--rm", "--name", name, "--network", "host",
+                engine, "run", "--rm", "--name", name, "--network", "host",
                 "--volume", f"{volume}:/data", "--health-interval", "2s",
                 "--health-start-period", "1s",
                 *(arg for key in ENV_FOR_CONTAINER for arg in ("--env", key)), image,
@@ -83,15 +93,13 @@ async def check(image: str | None) -> int:
                 except Exception as exc:
                     checks.report(False, f"/start answered in {user.language_code}", repr(exc))
             if image is not None:
-                uid = run("docker", "exec", name, "id", "-u").stdout.strip()
+                uid = run(engine, "exec", name, "id", "-u").stdout.strip()
                 checks.report(uid not in ("", "0"), "runs as a non-root user", f"uid {uid}")
-                listing = run("docker", "exec", name, "ls", "/data").stdout.split()
+                listing = run(engine, "exec", name, "ls", "/data").stdout.split()
                 checks.report("briscola.db" in listing, "the database is on the /data volume")
                 status = ""
                 for _ in range(30):
-                    status = run(
-                        "docker", "inspect", "--format", "{{.State.Health.Status}}", name
-                    ).stdout.strip()
+                    status = health(engine, name)
                     if status == "healthy":
                         break
                     await asyncio.sleep(1)
@@ -108,7 +116,7 @@ async def check(image: str | None) -> int:
             assert bot.proc is not None
             if image is not None:
                 stopper = await asyncio.create_subprocess_exec(
-                    "docker", "stop", "--time", str(int(GRACE)), name,
+                    engine, "stop", "--time", str(int(GRACE)), name,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 )  # fmt: skip
                 await stopper.wait()
@@ -122,7 +130,7 @@ async def check(image: str | None) -> int:
             )  # fmt: skip
             if image is not None:
                 await bot.start(timeout=60)
-                listing = run("docker", "exec", name, "ls", "/data").stdout.split()
+                listing = run(engine, "exec", name, "ls", "/data").stdout.split()
                 checks.report("briscola.db" in listing, "a new container finds the database")
                 await bot.stop()
         except Exception as exc:
@@ -131,8 +139,8 @@ async def check(image: str | None) -> int:
         finally:
             await bot.kill()
             if image is not None:
-                run("docker", "rm", "--force", name)
-                run("docker", "volume", "rm", volume)
+                run(engine, "rm", "--force", name)
+                run(engine, "volume", "rm", volume)
             shutil.rmtree(work, ignore_errors=True)
     print(f"{checks.failed} failed")
     return 1 if checks.failed else 0
@@ -143,8 +151,10 @@ def main() -> int:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--image", help="the container image to try")
     where.add_argument("--local", action="store_true", help="this venv's briscola-bot")
+    parser.add_argument("--engine", choices=("docker", "podman"), default="docker",
+                        help="what runs the image (default: docker)")
     args = parser.parse_args()
-    return asyncio.run(check(None if args.local else args.image))
+    return asyncio.run(check(None if args.local else args.image, args.engine))
 
 
 if __name__ == "__main__":

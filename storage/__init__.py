@@ -3,14 +3,15 @@ PostgreSQL (asyncpg), in mautrix ``async_db`` style (see :mod:`storage.db`).
 
 Knows nothing about Telegram or the game rules: it stores ints, strings and JSON text.
 
-    from storage import Database, repo
-    db = await Database.open("sqlite:///briscola.db")
+    from storage import open_database, repo
+    db = await open_database("sqlite:///briscola.db")
     game_id = await repo.create_lobby(db, chat_id, 0, user_id, "{}")
     async with db.transaction() as tx:
         await repo.record_action(tx, game_id, 0, 2, "P", "human", user_id, snapshot)
 """
 
 from . import migrations, repo
+from .connect import open_database
 from .db import (
     Database,
     DatabaseTarget,
@@ -146,6 +147,7 @@ __all__ = [
     "load_smazzata_results",
     "migrate_chat",
     "migrations",
+    "open_database",
     "parse_database_url",
     "patch_ui",
     "played_smazzate",

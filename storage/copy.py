@@ -16,6 +16,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
+from .connect import open_database
 from .db import Database, Executor
 from .errors import StorageError
 from .migrations import LATEST_VERSION, get_version
@@ -50,7 +51,7 @@ async def copy_database(source_url: str, target_url: str) -> dict[str, int]:
     :raises StorageError: the source is not at the latest schema, or the target has data
         (``code="not_empty"``); nothing is written then.
     """
-    source = await Database.open(source_url, migrate=False, check_writable=False)
+    source = await open_database(source_url, migrate=False, check_writable=False)
     try:
         version = await get_version(source)
         if version != LATEST_VERSION:
@@ -59,7 +60,7 @@ async def copy_database(source_url: str, target_url: str) -> dict[str, int]:
                 "the bot on it once to upgrade it, then copy",
                 code="schema_mismatch",
             )
-        target = await Database.open(target_url)
+        target = await open_database(target_url)
         try:
             return await _copy_rows(source, target)
         finally:

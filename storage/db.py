@@ -8,7 +8,7 @@
 
 Usage::
 
-    db = await Database.open("sqlite:///briscola.db")   # creates/upgrades the schema
+    db = await open_database("sqlite:///briscola.db")   # creates/upgrades the schema
     row = await db.fetchrow("SELECT ...", (x,))          # autocommit statement
     async with db.transaction() as tx:                   # BEGIN ... COMMIT
         await tx.execute("UPDATE ...", (...))
@@ -65,7 +65,8 @@ from urllib.parse import quote
 from .errors import StorageError, StorageUnavailable
 
 __all__ = [
-    "Database", "DatabaseTarget", "Executor", "Params", "Row", "Transaction",
+    "Database", "DatabaseTarget", "Diagnosis", "Executor", "Params", "Row", "Transaction",
+    "check_count",
     "is_postgres_url", "parse_database_url", "short_sql", "urgent",
 ]
 
@@ -102,8 +103,25 @@ class Executor(Protocol):
         """Run one statement; return the number of rows changed."""
         ...
 
-    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
-        """Run one statement for each parameter set; return the rows changed."""
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
+        """Run one statement for each parameter set (a write whose result is not read: in
+        a move on PostgreSQL it may be sent later in the transaction, see :meth:`write`)."""
+        ...
+
+    async def write(
+        self, sql: str, params: Params = (), *, expect: int | None = None,
+        otherwise: Diagnosis | None = None,
+    ) -> None:
+        """Run one write whose result is not read, only checked: if ``expect`` is given
+        and the statement changed another number of rows, ``await otherwise(executor)``
+        (which reads what went wrong and raises) or raise :class:`StorageError`.
+
+        In a move on PostgreSQL (:meth:`Database.run_transaction`) the statement may be
+        sent later, with the transaction's next read or at its end, so that a move's
+        writes cost as few round trips as possible; its error, or the mismatch, is then
+        raised there, and the whole transaction is rolled back as usual.  ``expect`` is
+        for statements that pick their rows by key: on a mismatch they changed nothing.
+        """
         ...
 
     async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
@@ -130,6 +148,23 @@ class Executor(Protocol):
     def dialect(self) -> str:
         """``"sqlite"`` or ``"postgres"``: for the few statements written per engine."""
         ...
+
+
+#: What :meth:`Executor.write` calls on a mismatch: it reads why, and raises.
+Diagnosis = Callable[["Executor"], Awaitable[None]]
+
+
+async def check_count(
+    ex: Executor, changed: int, expect: int | None, otherwise: Diagnosis | None, sql: str
+) -> None:
+    """The check of :meth:`Executor.write`: ``changed`` rows against ``expect``."""
+    if expect is None or changed == expect:
+        return
+    if otherwise is not None:
+        await otherwise(ex)
+    raise StorageError(
+        f"{short_sql(sql)}: changed {changed} rows, expected {expect}", code="row_count"
+    )
 
 
 # The transaction owned by the current task, if any (see Database._joinable()).
@@ -284,6 +319,17 @@ class _Statements:
         row = await self.fetchrow(sql, params)
         return None if row is None else row[column]
 
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        raise NotImplementedError
+
+    async def write(
+        self, sql: str, params: Params = (), *, expect: int | None = None,
+        otherwise: Diagnosis | None = None,
+    ) -> None:
+        """:meth:`Executor.write`, at once."""
+        changed = await self.execute(sql, params)
+        await check_count(self, changed, expect, otherwise, sql)  # type: ignore[arg-type]
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Self]:
         """Nested transaction: a SAVEPOINT, rolled back alone if the block raises."""
@@ -357,9 +403,9 @@ class Transaction(_Statements):
         self._check()
         return await self._db._raw_execute(sql, params)
 
-    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
         self._check()
-        return await self._db._raw_executemany(sql, seq_of_params)
+        await self._db._raw_executemany(sql, seq_of_params)
 
     async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
         self._check()
@@ -372,8 +418,8 @@ class Transaction(_Statements):
 class Database:
     """The interface: one connection plus a lock; see the module docstring.
 
-    Create with :meth:`open` (which picks the backend from the URL); close with
-    :meth:`close` (or ``async with``).  A backend implements the ``_raw_*`` statement
+    Create with :func:`storage.open_database` (which picks the backend from the URL);
+    close with :meth:`close` (or ``async with``).  A backend implements the ``_raw_*`` statement
     methods, ``_in_transaction`` and ``_close_connection``, and may override
     :meth:`run_transaction`, :meth:`_ready` and :meth:`_after_migrations`.
     """
@@ -405,67 +451,9 @@ class Database:
 
     # ---------------------------------------------------------------- lifecycle
 
-    @classmethod
-    async def open(
-        cls,
-        url_or_path: str | os.PathLike[str],
-        *,
-        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-        lock_retries: int = DEFAULT_LOCK_RETRIES,
-        retry_delay: float = DEFAULT_RETRY_DELAY,
-        migrate: bool = True,
-        check_writable: bool | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> Database:
-        """Open (creating if needed) a database, configure it and bring the schema up to
-        date.
-
-        :param url_or_path: ``postgresql://user:password@host:port/dbname`` (also
-            ``postgres://``; a unix socket directory as ``?host=/run/postgresql``), or
-            for SQLite ``sqlite:///relative.db``, ``sqlite:////abs/path.db``, a plain
-            path, or ``:memory:`` / ``sqlite://`` for an in-memory database.
-        :param busy_timeout_ms: how long a statement waits for another connection's lock.
-        :param lock_retries: extra attempts of BEGIN/COMMIT/autocommit statements that
-            still failed with a lock error after the busy timeout.
-        :param retry_delay: first backoff delay in seconds (doubled on each retry).
-        :param migrate: apply pending migrations (``False`` only checks the version is not
-            too new; used by tests and tools).
-        :param check_writable: fail fast with ``StorageUnavailable(code="readonly")`` if the
-            database cannot be written.  Default: yes, unless the URL asks for a read-only
-            connection (SQLite's ``?mode=ro``).
-        :raises SchemaTooNew: the database was written by a newer version of the code.
-        :raises StorageUnavailable: the database cannot be opened / written (``.code``).
-        """
-        from . import migrations  # local imports: they import this module
-
-        options: dict[str, Any] = {
-            "busy_timeout_ms": busy_timeout_ms,
-            "lock_retries": lock_retries,
-            "retry_delay": retry_delay,
-            "clock": clock,
-        }
-        db: Database
-        if is_postgres_url(url_or_path):
-            from .postgres import PostgresDatabase
-
-            db = await PostgresDatabase.connect(os.fspath(url_or_path), **options)
-        else:
-            from .sqlite import SQLiteDatabase
-
-            db = await SQLiteDatabase.connect(parse_database_url(url_or_path), **options)
-        try:
-            if migrate:
-                await migrations.upgrade(db)
-            else:
-                await migrations.check_version(db)
-            await db._after_migrations(check_writable)
-        except BaseException:
-            await db.close()
-            raise
-        return db
-
     async def _after_migrations(self, check_writable: bool | None) -> None:
-        """Last step of :meth:`open` (SQLite: probe that the file can be written)."""
+        """Last step of :func:`storage.connect.open_database` (SQLite: probe that the file
+        can be written)."""
 
     async def close(self) -> None:
         """Wait for the running transaction, then close the connection.  Idempotent."""
@@ -621,7 +609,7 @@ class Database:
     async def _raw_execute(self, sql: str, params: Params = ()) -> int:
         raise NotImplementedError
 
-    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
         raise NotImplementedError
 
     async def _raw_fetch(self, sql: str, params: Params = ()) -> list[Row]:
@@ -648,11 +636,20 @@ class Database:
             return await tx.execute(sql, params)
         return await self._autocommit(lambda: self._raw_execute(sql, params), sql)
 
-    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
         """Run a statement for each parameter set, atomically."""
         params = list(seq_of_params)
         async with self.transaction() as tx:
-            return await tx.executemany(sql, params)
+            await tx.executemany(sql, params)
+
+    async def write(
+        self, sql: str, params: Params = (), *, expect: int | None = None,
+        otherwise: Diagnosis | None = None,
+    ) -> None:
+        """:meth:`Executor.write`: one statement (autocommit, or inside this task's
+        transaction), checked at once."""
+        changed = await self.execute(sql, params)
+        await check_count(self, changed, expect, otherwise, sql)
 
     async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a query and return all rows (indexable by position and by name)."""

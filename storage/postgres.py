@@ -19,18 +19,21 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import asyncpg
 
 from .db import (
     DEFAULT_BUSY_TIMEOUT_MS,
     Database,
+    Diagnosis,
     Executor,
     Params,
     Row,
     _Statements,
+    check_count,
     short_sql,
 )
 from .errors import StorageError, StorageUnavailable, translate_postgres_error
@@ -44,6 +47,8 @@ T = TypeVar("T")
 #: A ``?`` placeholder, or a quoted string / identifier (left alone).
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?")
 _ROWCOUNT = re.compile(r"(\d+)$")
+#: A statement that only reads (what a move may send before its BEGIN).
+_READ = re.compile(r"\s*SELECT\b", re.I)
 
 
 @functools.lru_cache(maxsize=512)
@@ -103,15 +108,42 @@ class _LoopThread:
             self.loop.close()
 
 
+@dataclass(slots=True)
+class _Held:
+    """A write of a move not sent yet (see :class:`_Direct`)."""
+
+    sql: str
+    args: list[tuple[Any, ...]]  # one tuple (write) or one per execution (executemany)
+    many: bool
+    expect: int | None = None
+    otherwise: Diagnosis | None = None
+
+
 class _Direct(_Statements):
     """The executor of :meth:`PostgresDatabase.run_transaction`, used on the connection's
-    own loop."""
+    own loop, in as few round trips to the server as the move allows:
 
-    __slots__ = ("_db",)
+    * ``BEGIN`` is sent only before the move's first write: reads before it (the game)
+      run on their own.  At READ COMMITTED every statement reads its own snapshot and a
+      ``SELECT`` locks no row, so such a read sees what it would see as the transaction's
+      first statement; the writes' own checks (the version in ``UPDATE … WHERE version
+      = ?``) are what keeps a move from applying over another;
+    * writes whose result is not read (:meth:`write`, :meth:`executemany`) are held and
+      sent with the next read or statement, or at the end;
+    * at the end, a move whose writes are one held statement sends it alone, without
+      ``BEGIN``/``COMMIT``: one statement is one transaction.  Otherwise ``BEGIN``, the
+      writes, ``COMMIT``.
+
+    A move that reads its game and writes action + snapshot (:func:`storage.repo.
+    record_action`, one statement on PostgreSQL) is two round trips."""
+
+    __slots__ = ("_begun", "_db", "_held")
 
     def __init__(self, db: PostgresDatabase) -> None:
         super().__init__()
         self._db = db
+        self._begun = False
+        self._held: list[_Held] = []
 
     def now(self) -> int:
         return self._db.now()
@@ -123,16 +155,60 @@ class _Direct(_Statements):
     def _in_transaction(self) -> bool:
         return self._db._in_transaction()
 
-    async def _statement(self, sql: str) -> None:
+    async def _begin(self) -> None:
+        if not self._begun:
+            await self._db._execute_here("BEGIN", ())
+            self._begun = True
+
+    async def _flush(self) -> None:
+        """Send the held writes, inside the transaction."""
+        if self._held:
+            await self._begin()
+            held, self._held = self._held, []
+            for write in held:
+                await self._send(write)
+
+    async def _send(self, write: _Held) -> None:
+        if write.many:
+            await self._db._executemany_here(write.sql, write.args)
+            return
+        changed = _rowcount(await self._db._execute_here(write.sql, write.args[0]))
+        await check_count(self, changed, write.expect, write.otherwise, write.sql)  # type: ignore[arg-type]
+
+    async def finish(self) -> None:
+        """The end of the move: its writes sent and committed."""
+        if not self._begun and len(self._held) == 1:
+            await self._send(self._held.pop())  # one statement: atomic on its own
+            return
+        if self._begun or self._held:
+            await self._flush()
+            await self._db._execute_here("COMMIT", ())
+
+    async def _statement(self, sql: str) -> None:  # SAVEPOINT, RELEASE, ROLLBACK TO
+        await self._flush()
+        await self._begin()
         await self._db._execute_here(sql, ())
 
     async def execute(self, sql: str, params: Params = ()) -> int:
+        await self._flush()
+        await self._begin()
         return _rowcount(await self._db._execute_here(sql, _args(params)))
 
-    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
-        return sum([await self.execute(sql, params) for params in seq_of_params])
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
+        args = [_args(params) for params in seq_of_params]
+        if args:
+            self._held.append(_Held(sql, args, many=True))
+
+    async def write(
+        self, sql: str, params: Params = (), *, expect: int | None = None,
+        otherwise: Diagnosis | None = None,
+    ) -> None:
+        self._held.append(_Held(sql, [_args(params)], False, expect, otherwise))
 
     async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        await self._flush()  # a read sees the move's writes
+        if not _READ.match(sql):  # INSERT … RETURNING and the like are writes
+            await self._begin()
         return await self._db._fetch_here(sql, _args(params))
 
 
@@ -155,7 +231,7 @@ class PostgresDatabase(Database):
 
     @classmethod
     async def connect(cls, url: str, **options: Any) -> PostgresDatabase:
-        """Connect and configure (no migrations: see :meth:`Database.open`)."""
+        """Connect and configure (no migrations: see :func:`storage.open_database`)."""
         busy_timeout_ms = int(options.get("busy_timeout_ms", DEFAULT_BUSY_TIMEOUT_MS))
         thread = _LoopThread()
         try:
@@ -201,13 +277,16 @@ class PostgresDatabase(Database):
             )
 
     async def _run_body(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
-        """On the connection's loop: BEGIN, ``body``, COMMIT (or ROLLBACK and re-raise)."""
-        await self._execute_here("BEGIN", ())
+        """On the connection's loop: ``body`` and its writes as one transaction (see
+        :class:`_Direct`), or ROLLBACK and re-raise."""
+        if self._conn.is_in_transaction():  # leftover of a failed rollback; never keep it
+            log.warning("connection was left inside a transaction; rolling it back")
+            await self._execute_here("ROLLBACK", ())
         try:
-            tx: Any = _Direct(self)  # an Executor (its savepoints are _Direct too)
-            result = await body(tx)
-            self._check_active()  # fenced meanwhile: roll back, write nothing
-            await self._execute_here("COMMIT", ())
+            tx = _Direct(self)
+            result = await body(tx)  # type: ignore[arg-type]  # an Executor on this loop
+            self._check_active()  # fenced meanwhile: send nothing more, roll back
+            await tx.finish()
         except BaseException:
             if not self._conn.is_closed() and self._conn.is_in_transaction():
                 try:
@@ -223,6 +302,14 @@ class PostgresDatabase(Database):
         """On the connection's loop: one statement; its status (``"UPDATE 1"``)."""
         try:
             return str(await self._conn.execute(numbered(sql), *args))
+        except _DRIVER_ERRORS as e:
+            raise self._translate(e, sql) from e
+
+    async def _executemany_here(self, sql: str, args: list[tuple[Any, ...]]) -> None:
+        """On the connection's loop: one statement for each argument tuple, sent at once
+        (asyncpg pipelines them: one round trip)."""
+        try:
+            await self._conn.executemany(numbered(sql), args)
         except _DRIVER_ERRORS as e:
             raise self._translate(e, sql) from e
 
@@ -243,8 +330,11 @@ class PostgresDatabase(Database):
         self._check_open()
         return _rowcount(await self._thread.call(self._execute_here(sql, _args(params))))
 
-    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
-        return sum([await self._raw_execute(sql, params) for params in seq_of_params])
+    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
+        self._check_open()
+        args = [_args(params) for params in seq_of_params]
+        if args:
+            await self._thread.call(self._executemany_here(sql, args))
 
     async def _raw_fetch(self, sql: str, params: Params = ()) -> list[Row]:
         self._check_open()
@@ -256,18 +346,23 @@ def _rowcount(status: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def session_settings(dsn: str, busy_timeout_ms: int) -> dict[str, str]:
+    """The connection's settings, but for those the URL sets itself (a query parameter of
+    the same name, which asyncpg passes on to the server; e.g. ``?synchronous_commit=off``
+    for the durability of the SQLite default, see README):
+
+    * ``lock_timeout``: a lock held by another process is waited for this long, as
+      SQLite's busy timeout, then reported as "locked" (and retried by the interface)."""
+    given = parse_qs(urlsplit(dsn).query)
+    settings = {"lock_timeout": str(busy_timeout_ms), "application_name": "briscola-bot"}
+    return {name: value for name, value in settings.items() if name not in given}
+
+
 async def _connect(url: str, busy_timeout_ms: int) -> asyncpg.Connection:
     dsn = re.sub(r"^postgresql\+asyncpg://", "postgresql://", url.strip(), flags=re.I)
     try:
         return await asyncpg.connect(
-            dsn,
-            timeout=10,
-            # a lock held by another process is waited for this long, as SQLite's busy
-            # timeout, then reported as "locked" (and retried by the interface)
-            server_settings={
-                "lock_timeout": str(busy_timeout_ms),
-                "application_name": "briscola-bot",
-            },
+            dsn, timeout=10, server_settings=session_settings(dsn, busy_timeout_ms)
         )
     except _DRIVER_ERRORS as e:
         raise StorageUnavailable(

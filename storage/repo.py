@@ -11,7 +11,9 @@ calls into one transaction::
         await repo.apply_score_deltas(tx, game.chat_id, deltas)
 
 Functions that write several statements open a (nested) transaction themselves, so they
-are atomic in both cases.  JSON arguments are text; they are checked to be valid JSON
+are atomic in both cases (on PostgreSQL those a move uses are single statements instead:
+a statement is atomic on its own, and a move's writes then cost no extra round trips).
+JSON arguments are text; they are checked to be valid JSON
 (``ValueError`` otherwise) but never interpreted, except by :func:`patch_ui`.
 """
 
@@ -642,15 +644,23 @@ async def set_turn_deadline(ex: Executor, game_id: int, deadline: float | None) 
 async def _update_seat(
     ex: Executor, game_id: int, seat: int, sql_set: str, params: Sequence[Any]
 ) -> None:
+    """``UPDATE seats SET {sql_set}`` of one seat, and the game's ``updated_at``."""
+
+    async def diagnose(tx: Executor) -> None:
+        if not await tx.fetchval("SELECT 1 FROM games WHERE game_id = ?", (game_id,)):
+            raise GameNotFound(game_id)
+        raise LookupError(f"game {game_id} has no seat {seat}")
+
+    seat_sql = f"UPDATE seats SET {sql_set} WHERE game_id = ? AND seat = ?"
+    if ex.dialect == "postgres":  # one statement (held in a move: no round trip of its own)
+        await ex.write(
+            f"WITH changed AS ({seat_sql} RETURNING game_id) UPDATE games SET updated_at = ? "
+            "WHERE game_id IN (SELECT game_id FROM changed)",
+            (*params, game_id, seat, ex.now()), expect=1, otherwise=diagnose,
+        )  # fmt: skip
+        return
     async with ex.transaction() as tx:
-        n = await tx.execute(
-            f"UPDATE seats SET {sql_set} WHERE game_id = ? AND seat = ?",
-            (*params, game_id, seat),
-        )
-        if n == 0:
-            if not await tx.fetchval("SELECT 1 FROM games WHERE game_id = ?", (game_id,)):
-                raise GameNotFound(game_id)
-            raise LookupError(f"game {game_id} has no seat {seat}")
+        await tx.write(seat_sql, (*params, game_id, seat), expect=1, otherwise=diagnose)
         await _touch(tx, game_id)
 
 
@@ -695,6 +705,24 @@ async def replace_seat_with_computer(
 # --------------------------------------------------------------------------- actions
 
 
+#: The game's new version and snapshot, if it is still being played at the expected one.
+_MOVE_GAME = (
+    "UPDATE games SET version = version + 1, snapshot_json = ?, "
+    "status = COALESCE(?, status), updated_at = ?, "
+    "finished_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE finished_at END, "
+    "turn_deadline = ? "
+    "WHERE game_id = ? AND version = ? AND status = 'playing'"
+)
+#: PostgreSQL: the same and the action, in one statement (no row is written unless the
+#: game moved).
+_RECORD_ACTION = (
+    f"WITH moved AS ({_MOVE_GAME} RETURNING game_id, version) "
+    "INSERT INTO actions (game_id, seq, seat, code, actor, user_id, created_at) "
+    "SELECT game_id, version, CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) "
+    "FROM moved"
+)
+
+
 async def record_action(
     tx: Executor,
     game_id: int,
@@ -716,7 +744,10 @@ async def record_action(
     ``turn_deadline`` is the deadline of the *next* turn (None clears it).
 
     Meant to run inside the caller's transaction together with the score updates; when
-    given the Database it runs in its own transaction.
+    given the Database it runs in its own transaction.  On PostgreSQL it is one statement
+    (:meth:`~storage.db.Executor.write`): in a move it is sent with the move's other
+    writes, and the errors below are raised when it is, at the latest by
+    ``run_transaction``.
 
     :raises StaleVersion: the version moved on (double or concurrent click); nothing is
         written.
@@ -733,37 +764,29 @@ async def record_action(
     now = tx.now()
     ended = new_status in _ENDED
     new_version = expected_version + 1
+    moved = (
+        new_snapshot_json, new_status, now, ended, now, None if ended else turn_deadline,
+        game_id, expected_version,
+    )  # fmt: skip
+    logged = (seat, code, actor, user_id, now)
+
+    async def diagnose(ex: Executor) -> None:
+        row = await ex.fetchrow("SELECT version, status FROM games WHERE game_id = ?", (game_id,))
+        if row is None:
+            raise GameNotFound(game_id)
+        if row["version"] != expected_version:
+            raise StaleVersion(game_id, expected_version, row["version"])
+        raise StatusConflict(game_id, "playing", row["status"])
+
+    if tx.dialect == "postgres":  # one statement: one round trip, atomic on its own
+        await tx.write(_RECORD_ACTION, (*moved, *logged), expect=1, otherwise=diagnose)
+        return new_version
     async with tx.transaction() as t:
-        n = await t.execute(
-            "UPDATE games SET version = version + 1, snapshot_json = ?, "
-            "status = COALESCE(?, status), updated_at = ?, "
-            "finished_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE finished_at END, "
-            "turn_deadline = ? "
-            "WHERE game_id = ? AND version = ? AND status = 'playing'",
-            (
-                new_snapshot_json,
-                new_status,
-                now,
-                ended,
-                now,
-                None if ended else turn_deadline,
-                game_id,
-                expected_version,
-            ),
-        )
-        if n != 1:
-            row = await t.fetchrow(
-                "SELECT version, status FROM games WHERE game_id = ?", (game_id,)
-            )
-            if row is None:
-                raise GameNotFound(game_id)
-            if row["version"] != expected_version:
-                raise StaleVersion(game_id, expected_version, row["version"])
-            raise StatusConflict(game_id, "playing", row["status"])
+        await t.write(_MOVE_GAME, moved, expect=1, otherwise=diagnose)
         await t.execute(
             "INSERT INTO actions (game_id, seq, seat, code, actor, user_id, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (game_id, new_version, seat, code, actor, user_id, now),
+            (game_id, new_version, *logged),
         )
     return new_version
 
@@ -785,7 +808,7 @@ async def record_smazzata_result(
 
     :raises IntegrityViolation: this smazzata was already recorded.
     """
-    await tx.execute(
+    await tx.write(
         "INSERT INTO smazzata_results (game_id, smazzata_index, result_json, created_at) "
         "VALUES (?, ?, ?, ?)",
         (game_id, smazzata_index, _json(result_json, "result_json"), tx.now()),

@@ -85,9 +85,9 @@ class _DirectTransaction(_Statements):
     async def execute(self, sql: str, params: Params = ()) -> int:
         return int(self._run(sql, params).rowcount)
 
-    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+    async def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
         try:
-            return int(self._raw.executemany(sql, seq_of_params).rowcount)
+            self._raw.executemany(sql, seq_of_params)
         except sqlite3.Error as e:
             raise translate_sqlite_error(e, short_sql(sql)) from e
 
@@ -150,7 +150,7 @@ class SQLiteDatabase(Database):
 
     @classmethod
     async def connect(cls, target: DatabaseTarget, **options: Any) -> SQLiteDatabase:
-        """Open and configure the connection (no migrations: see :meth:`Database.open`)."""
+        """Open and configure the connection (no migrations: see :func:`storage.open_database`)."""
         busy_timeout_ms = int(options.get("busy_timeout_ms", DEFAULT_BUSY_TIMEOUT_MS))
         if target.path is not None and not target.read_only:
             try:
@@ -315,11 +315,11 @@ class SQLiteDatabase(Database):
         except (sqlite3.Error, ValueError) as e:
             raise self._translate(e, sql) from e
 
-    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> int:
+    async def _raw_executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
         self._check_open()
         try:
-            async with self._conn.executemany(sql, seq_of_params) as cur:
-                return int(cur.rowcount)
+            async with self._conn.executemany(sql, seq_of_params):
+                pass
         except (sqlite3.Error, ValueError) as e:
             raise self._translate(e, sql) from e
 

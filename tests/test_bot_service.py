@@ -1,24 +1,28 @@
-"""The game service against a real database: AFK strikes are written with the move (one
-transaction) and turn deadlines come from the match's stored settings."""
+"""The game service against a real database, on both engines: AFK strikes are written
+with the move (one transaction), turn deadlines come from the match's stored settings,
+and a move costs PostgreSQL two round trips."""
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import Any
 
+import asyncpg
 import pytest
 
+from bench.sim import simple_policy
 from bot.prefs import Prefs
 from bot.service import GameService, Refused, match_prefs
-from storage import Database, SeatRow, repo
+from storage import Database, SeatRow, open_database, repo
 
 CHAT = -1001234
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await Database.open(tmp_path / "service.db", clock=lambda: 1_800_000_000.0)
+async def db(database_url: str) -> AsyncIterator[Database]:
+    database = await open_database(database_url, clock=lambda: 1_800_000_000.0)
     yield database
     await database.close()
 
@@ -96,3 +100,81 @@ async def test_deadline_comes_from_the_match_not_the_chat(db: Database) -> None:
     _, gid = await start(db, timeout=0, thread=9)  # no timeout: no deadline at all
     row = await repo.get_game(db, gid)
     assert row is not None and row.turn_deadline is None
+
+
+class Trips:
+    """The statements the asyncpg connection sends, by kind: each ``execute``, ``fetch``
+    or ``executemany`` call is one round trip to the server (a Sync; ``executemany``
+    pipelines its executions), the prepared statements being cached."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sent: list[str] = []
+        for name in ("execute", "fetch", "executemany"):
+            monkeypatch.setattr(asyncpg.Connection, name, self._counted(name))
+
+    def _counted(self, name: str) -> Any:
+        original = getattr(asyncpg.Connection, name)
+
+        async def counted(conn: asyncpg.Connection, query: str, *args: Any, **kw: Any) -> Any:
+            self.sent.append(query.split(None, 1)[0].upper())
+            return await original(conn, query, *args, **kw)
+
+        return counted
+
+    async def turn(self, service: GameService, gid: int) -> tuple[int, int, str]:
+        """(version, seat in turn, the action of bench.sim's policy), reads not counted."""
+        row, game = await service.load(gid)
+        seat = game.current_seat()
+        assert seat is not None
+        self.sent.clear()
+        return row.version, seat, simple_policy(game.view(seat), random.Random(row.version))
+
+    def take(self) -> list[str]:
+        sent, self.sent = self.sent, []
+        return sent
+
+
+async def test_a_move_is_two_round_trips_on_postgresql(
+    pg_cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read the game, write action + snapshot (one statement, a transaction of its own):
+    two round trips; a move with more to write (a strike, the smazzata's scores) sends
+    them in one BEGIN ... COMMIT. The figure of a whole smazzata is pinned so that it
+    cannot grow back unnoticed (it was 7 per move: BEGIN, read, SAVEPOINT, UPDATE,
+    INSERT, RELEASE, COMMIT)."""
+    url = pg_cluster.new_database()
+    db = await open_database(url)
+    try:
+        service, gid = await start(db, timeout=30)
+        trips = Trips(monkeypatch)
+        version, seat, code = await trips.turn(service, gid)
+        await service.apply(gid, version, seat, code, "human", 100 + seat)
+        assert trips.take() == ["SELECT", "WITH"]  # the game; game + action
+        version, seat, code = await trips.turn(service, gid)
+        with pytest.raises(Refused):  # a stale press: one read, nothing written
+            await service.apply(gid, version - 1, seat, code, "human", 100 + seat)
+        assert trips.take() == ["SELECT"]
+        applied = await service.apply(gid, version, seat, code, "timeout", afk="strike")
+        assert applied.strikes == 1
+        assert trips.take() == ["SELECT", "BEGIN", "WITH", "WITH", "COMMIT"]  # + the strike
+
+        per_move: list[int] = []
+        smazzata = applied.game.to_json()
+        for _ in range(200):
+            version, seat, code = await trips.turn(service, gid)
+            applied = await service.apply(gid, version, seat, code, "human", 100 + seat)
+            per_move.append(len(trips.take()))
+            if any(type(e).__name__ == "SmazzataScored" for e in applied.events):
+                break
+        # the last move also writes the result and the five players' scores
+        assert per_move[-1] == 6  # SELECT, BEGIN, WITH, INSERT, INSERT (pipelined), COMMIT
+        assert per_move[:-1] == [2] * (len(per_move) - 1), per_move
+        assert smazzata != applied.game.to_json()
+        row = await repo.get_game(db, gid)
+        assert row is not None and row.version == applied.row.version
+        assert [a.seq for a in await repo.load_actions(db, gid)] == list(
+            range(1, row.version + 1)
+        )
+    finally:
+        await db.close()
+        pg_cluster.drop_database(url)

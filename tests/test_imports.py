@@ -25,12 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The packages the tree must at least have (a package that vanished from the scan, or a
 #: scan that finds nothing, must not pass as "no cycles").
 PACKAGES = {"game", "bot", "storage", "sandbox", "bench", "tests"}
-#: Circles known and fixed elsewhere. storage/db.py <-> migrations.py <-> postgres.py /
-#: sqlite.py is fixed on branch issue-20-pg: the coordinator removes this entry when both
-#: branches are merged (the test fails while it stays once the circle is gone).
-KNOWN_CYCLES: tuple[frozenset[str], ...] = (
-    frozenset({"storage.db", "storage.migrations", "storage.postgres", "storage.sqlite"}),
-)
+#: Circles known and accepted: none.
+KNOWN_CYCLES: tuple[frozenset[str], ...] = ()
 
 
 def project_modules(root: Path) -> dict[str, tuple[Path, bool]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.health import role_of, write_beat
-from storage import Database, StorageUnavailable, repo
+from storage import StorageUnavailable, open_database, repo
 from storage.lease import (
     FileLock,
     InstanceLocked,
@@ -57,7 +57,7 @@ async def test_a_terminated_lock_connection_is_noticed_at_once(pg_url: str) -> N
     lost: list[str] = []
     holder = PostgresLease(pg_url, 7, on_lost=lost.append)
     standby = PostgresLease(pg_url, 7)
-    admin = await Database.open(pg_url)
+    admin = await open_database(pg_url)
     try:
         assert await holder.try_acquire()
         pid = await holder.backend_pid()
@@ -85,7 +85,7 @@ async def test_an_unreachable_server_is_standby_not_a_crash(tmp_path: Path) -> N
 
 
 async def test_the_fence_refuses_transactions_commits_and_statements(pg_url: str) -> None:
-    db = await Database.open(pg_url)
+    db = await open_database(pg_url)
     fenced = False
 
     def fence() -> None:
@@ -129,7 +129,7 @@ async def test_the_fence_refuses_transactions_commits_and_statements(pg_url: str
 
 
 async def test_handled_updates_are_claimed_once(database_url: str) -> None:
-    db = await Database.open(database_url)
+    db = await open_database(database_url)
     try:
         assert await claim_update(db, 1001)
         assert not await claim_update(db, 1001)

@@ -35,6 +35,7 @@ from storage import (
     StorageError,
     StorageUnavailable,
     migrations,
+    open_database,
     parse_database_url,
     repo,
     urgent,
@@ -63,7 +64,7 @@ def clock() -> FakeClock:
 @pytest.fixture
 async def db(database_url: str, clock: FakeClock) -> AsyncIterator[Database]:
     """An empty database on each engine (SQLite, PostgreSQL: see tests/conftest.py)."""
-    database = await Database.open(database_url, clock=clock)
+    database = await open_database(database_url, clock=clock)
     yield database
     await database.close()
 
@@ -111,18 +112,18 @@ def test_parse_database_url(tmp_path: Path) -> None:
 
 async def test_open_url_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    db = await Database.open("sqlite:///sub/relative.db")  # parent dir is created
+    db = await open_database("sqlite:///sub/relative.db")  # parent dir is created
     await db.close()
     assert (tmp_path / "sub" / "relative.db").exists()
     absolute = tmp_path / "abs.db"
-    db = await Database.open(f"sqlite:///{absolute}")  # -> sqlite:////tmp/.../abs.db
+    db = await open_database(f"sqlite:///{absolute}")  # -> sqlite:////tmp/.../abs.db
     await db.close()
     assert absolute.exists()
-    db = await Database.open(str(tmp_path / "plain.db"))
+    db = await open_database(str(tmp_path / "plain.db"))
     await db.close()
     assert (tmp_path / "plain.db").exists()
     for url in (":memory:", "sqlite://"):
-        async with await Database.open(url) as mdb:
+        async with await open_database(url) as mdb:
             assert mdb.target.is_memory
             assert await migrations.get_version(mdb) == LATEST_VERSION
             assert await mdb.pragma("journal_mode") == "memory"
@@ -130,7 +131,7 @@ async def test_open_url_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 async def test_pragmas_are_set(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "p.db", busy_timeout_ms=1234)
+    db = await open_database(tmp_path / "p.db", busy_timeout_ms=1234)
     try:
         assert await db.pragma("journal_mode") == "wal"
         assert await db.pragma("foreign_keys") == 1
@@ -138,7 +139,7 @@ async def test_pragmas_are_set(tmp_path: Path) -> None:
         assert await db.pragma("synchronous") == 1  # NORMAL
     finally:
         await db.close()
-    db = await Database.open(tmp_path / "p.db")
+    db = await open_database(tmp_path / "p.db")
     try:
         assert await db.pragma("busy_timeout") == 5000  # the default
     finally:
@@ -146,7 +147,7 @@ async def test_pragmas_are_set(tmp_path: Path) -> None:
 
 
 async def test_closed_database_raises_typed_error(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "c.db")
+    db = await open_database(tmp_path / "c.db")
     await db.close()
     await db.close()  # idempotent
     with pytest.raises(StorageUnavailable) as ei:
@@ -180,7 +181,7 @@ async def _columns(db: Database, table: str) -> set[str]:
 
 async def test_migrate_from_empty(database_url: str) -> None:
     assert LATEST_VERSION == len(migrations.MIGRATIONS) >= 2
-    db = await Database.open(database_url)
+    db = await open_database(database_url)
     try:
         assert await migrations.get_version(db) == LATEST_VERSION
         assert await db.fetchval("SELECT COUNT(*) FROM schema_version") == 1
@@ -208,14 +209,14 @@ async def test_migrate_from_empty(database_url: str) -> None:
     finally:
         await db.close()
     # reopening an up-to-date database is a no-op
-    db = await Database.open(database_url)
+    db = await open_database(database_url)
     assert await migrations.get_version(db) == LATEST_VERSION
     await db.close()
 
 
 async def test_migrate_from_version_1(database_url: str) -> None:
     path = database_url
-    db = await Database.open(path, migrate=False)
+    db = await open_database(path, migrate=False)
     assert await migrations.get_version(db) == 0
     assert await migrations.upgrade(db, target=1) == 1
     cols = await _columns(db, "games")
@@ -234,7 +235,7 @@ async def test_migrate_from_version_1(database_url: str) -> None:
     )
     await db.close()
 
-    db = await Database.open(path)  # upgraded on open
+    db = await open_database(path)  # upgraded on open
     try:
         assert await migrations.get_version(db) == LATEST_VERSION
         names = await _tables_and_indexes(db)
@@ -259,7 +260,7 @@ async def test_failed_migration_step_rolls_back(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = database_url
-    db = await Database.open(path)
+    db = await open_database(path)
     await db.close()
 
     async def broken(tx: object) -> None:
@@ -269,9 +270,9 @@ async def test_failed_migration_step_rolls_back(
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, broken])
     monkeypatch.setattr(migrations, "LATEST_VERSION", LATEST_VERSION + 1)
     with pytest.raises(RuntimeError, match="boom"):
-        await Database.open(path)
+        await open_database(path)
     monkeypatch.undo()
-    db = await Database.open(path)
+    db = await open_database(path)
     try:
         assert await migrations.get_version(db) == LATEST_VERSION
         assert "half_done" not in await _tables_and_indexes(db)
@@ -281,12 +282,12 @@ async def test_failed_migration_step_rolls_back(
 
 async def test_refuses_too_new_schema(database_url: str) -> None:
     path = database_url
-    db = await Database.open(path)
+    db = await open_database(path)
     await db.execute("UPDATE schema_version SET version = ?", (LATEST_VERSION + 5,))
     await db.close()
     for kwargs in ({}, {"migrate": False}):
         with pytest.raises(SchemaTooNew) as ei:
-            await Database.open(path, **kwargs)  # type: ignore[arg-type]
+            await open_database(path, **kwargs)  # type: ignore[arg-type]
         assert ei.value.db_version == LATEST_VERSION + 5
         assert ei.value.code_version == LATEST_VERSION
         assert ei.value.code == "schema_too_new"
@@ -306,13 +307,13 @@ async def test_refuses_foreign_database(tmp_path: Path) -> None:
     raw.commit()
     raw.close()
     with pytest.raises(StorageError) as ei:
-        await Database.open(path)
+        await open_database(path)
     assert ei.value.code == "unknown_schema"
 
 
 async def test_concurrent_first_open(database_url: str) -> None:
     path = database_url
-    dbs = await asyncio.gather(*(Database.open(path) for _ in range(3)))
+    dbs = await asyncio.gather(*(open_database(path) for _ in range(3)))
     try:
         for d in dbs:
             assert await migrations.get_version(d) == LATEST_VERSION
@@ -457,7 +458,7 @@ async def test_run_transaction_commits_or_rolls_back_as_a_whole(db: Database) ->
 async def test_run_transaction_runs_at_once_on_the_calling_thread(tmp_path: Path) -> None:
     """No trip to aiosqlite's thread per statement, nor one for the whole transaction;
     the connection's busy timeout and WAL checkpoints are as configured afterwards."""
-    db = await Database.open(tmp_path / "inline.db", busy_timeout_ms=1234)
+    db = await open_database(tmp_path / "inline.db", busy_timeout_ms=1234)
     threads: list[int] = []
 
     async def body(tx: Executor) -> None:
@@ -806,7 +807,7 @@ def test_version_and_seq_stay_gapless(offsets: list[int]) -> None:
     """Random writers guessing versions near the current one: the log stays 1..n."""
 
     async def run() -> None:
-        async with await Database.open(":memory:") as mdb:
+        async with await open_database(":memory:") as mdb:
             gid = await _playing_game(mdb)
             version = 0
             for off in offsets:
@@ -1031,12 +1032,12 @@ async def test_a_scratch_postgres_database_is_created_and_dropped(
 
     server = pg_cluster.url("postgres")
     url = await create_database(server, "scratch_db")
-    db = await Database.open(url)
+    db = await open_database(url)
     assert await migrations.get_version(db) == LATEST_VERSION
     await db.close()
     await drop_database(url)
     with pytest.raises(StorageUnavailable):
-        await Database.open(url)
+        await open_database(url)
     with pytest.raises(ValueError):
         await create_database(server, "bad; name")
 
@@ -1045,8 +1046,8 @@ async def test_postgres_connects_again_after_losing_the_connection(
     pg_cluster: PostgresCluster,
 ) -> None:
     url = pg_cluster.new_database()
-    db = await Database.open(url)
-    other = await Database.open(url)
+    db = await open_database(url)
+    other = await open_database(url)
     try:
         await repo.upsert_user(db, 1, "Anna")
         pid = await db.fetchval("SELECT pg_backend_pid()")
@@ -1069,10 +1070,35 @@ async def test_postgres_connects_again_after_losing_the_connection(
         pg_cluster.drop_database(url)
 
 
+async def test_postgres_session_settings_from_the_url_win(
+    pg_cluster: PostgresCluster,
+) -> None:
+    """The URL's own settings (query parameters) win over the bot's (lock_timeout) and the
+    server's (synchronous_commit: the test cluster runs with it off). What is committed is
+    visible to another connection at once."""
+    url = pg_cluster.new_database()
+    db = await open_database(url)
+    durable = await open_database(url + "&synchronous_commit=on&lock_timeout=1234")
+    try:
+        setting = "SELECT current_setting(?)"
+        assert await db.fetchval(setting, ("synchronous_commit",)) == "off"  # the server's
+        assert await db.fetchval(setting, ("lock_timeout",)) == "5s"
+        assert await durable.fetchval(setting, ("synchronous_commit",)) == "on"
+        assert await durable.fetchval(setting, ("lock_timeout",)) == "1234ms"
+        gid = await _playing_game(durable)
+        await repo.record_action(durable, gid, 0, 0, "P", "human", 1, SNAP)
+        row = await repo.get_game(db, gid)
+        assert row is not None and row.version == 1
+    finally:
+        await durable.close()
+        await db.close()
+        pg_cluster.drop_database(url)
+
+
 async def test_postgres_row_lock_held_too_long_is_locked(pg_cluster: PostgresCluster) -> None:
     url = pg_cluster.new_database()
-    db = await Database.open(url, busy_timeout_ms=200, lock_retries=1, retry_delay=0.01)
-    other = await Database.open(url)
+    db = await open_database(url, busy_timeout_ms=200, lock_retries=1, retry_delay=0.01)
+    other = await open_database(url)
     try:
         gid = await _playing_game(db)
         async with other.transaction() as tx:  # another process holds the game's row

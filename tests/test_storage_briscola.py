@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from storage import BriscolaLine, Database, repo
+from storage import BriscolaLine, Database, open_database, repo
 
 
 @pytest.fixture
 async def db(database_url: str) -> AsyncIterator[Database]:
-    database = await Database.open(database_url)
+    database = await open_database(database_url)
     yield database
     await database.close()
 

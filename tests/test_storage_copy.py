@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from storage import Database, StorageError, repo
+from storage import StorageError, open_database, repo
 from storage.copy import TABLES, copy_database
 from tests.conftest import make_bot
 from tests.e2e.test_e2e_restart import play_while_down, started_then_stopped
@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 async def _rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
-    db = await Database.open(url, migrate=False, check_writable=False)
+    db = await open_database(url, migrate=False, check_writable=False)
     try:
         return {
             table: [tuple(r) for r in await db.fetch(f"SELECT * FROM {table} ORDER BY {key}")]
@@ -34,7 +34,7 @@ async def _played_out(url: str, game_id: int) -> tuple[Any, ...]:
     """Play the game to its end with the computers' moves (deterministic); return its
     action log, final snapshot and the chat's leaderboard."""
     row = await play_while_down(url, game_id, lambda game: game.is_over())
-    db = await Database.open(url)
+    db = await open_database(url)
     try:
         actions = [(a.seq, a.seat, a.code, a.actor) for a in await repo.load_actions(db, game_id)]
         final = await repo.get_game(db, game_id)

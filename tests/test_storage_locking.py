@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import Database, SeatRow, StorageUnavailable, repo
+from storage import SeatRow, StorageUnavailable, open_database, repo
 
 # Another process: takes the write lock (BEGIN IMMEDIATE + a write), says so, keeps the
 # lock for argv[2] seconds, then commits.
@@ -55,7 +55,7 @@ def lock_held_by_other_process(path: Path, seconds: float) -> Iterator[subproces
 
 async def test_write_waits_for_other_process_lock(tmp_path: Path) -> None:
     path = tmp_path / "busy.db"
-    db = await Database.open(path)
+    db = await open_database(path)
     try:
         gid = await repo.create_lobby(db, -1, 0, 1, "{}")
         with lock_held_by_other_process(path, 0.6) as proc:
@@ -85,7 +85,7 @@ async def test_write_waits_for_other_process_lock(tmp_path: Path) -> None:
 
 async def test_lock_held_too_long_gives_storage_unavailable(tmp_path: Path) -> None:
     path = tmp_path / "stuck.db"
-    db = await Database.open(path, busy_timeout_ms=100, lock_retries=2, retry_delay=0.01)
+    db = await open_database(path, busy_timeout_ms=100, lock_retries=2, retry_delay=0.01)
     try:
         with lock_held_by_other_process(path, 30):
             t0 = time.monotonic()
@@ -112,7 +112,7 @@ async def test_other_tasks_run_while_waiting_for_lock(tmp_path: Path, kind: str)
     """The busy wait happens in aiosqlite's thread, not on the event loop (also for
     run_transaction, which otherwise runs its statements on the loop's thread)."""
     path = tmp_path / "loop.db"
-    db = await Database.open(path)
+    db = await open_database(path)
     ticks = 0
 
     async def ticker() -> None:
@@ -142,17 +142,17 @@ async def test_other_tasks_run_while_waiting_for_lock(tmp_path: Path, kind: str)
 
 async def test_read_only_uri_open_fails_clearly(tmp_path: Path) -> None:
     path = tmp_path / "ro.db"
-    db = await Database.open(path)
+    db = await open_database(path)
     gid = await repo.create_lobby(db, -1, 0, 1, "{}")
     await db.close()
 
     with pytest.raises(StorageUnavailable) as ei:
-        await Database.open(f"sqlite:///{path}?mode=ro", check_writable=True)
+        await open_database(f"sqlite:///{path}?mode=ro", check_writable=True)
     assert ei.value.code == "readonly"
     assert "not writable" in str(ei.value)
 
     # explicitly asking for a read-only database: reads work, writes fail clearly
-    db = await Database.open(f"sqlite:///{path}?mode=ro")
+    db = await open_database(f"sqlite:///{path}?mode=ro")
     try:
         assert (await repo.get_game(db, gid)) is not None
         with pytest.raises(StorageUnavailable) as ei:
@@ -188,7 +188,7 @@ def _make_read_only(path: Path) -> Callable[[], None] | None:
 
 async def test_read_only_file_gives_storage_unavailable(tmp_path: Path) -> None:
     path = tmp_path / "locked-down.db"
-    db = await Database.open(path)
+    db = await open_database(path)
     gid = await repo.create_lobby(db, -1, 0, 1, "{}")
     await db.close()
     undo = _make_read_only(path)
@@ -196,9 +196,9 @@ async def test_read_only_file_gives_storage_unavailable(tmp_path: Path) -> None:
         pytest.skip("cannot make a file read-only here (root without chattr)")
     try:
         with pytest.raises(StorageUnavailable) as ei:
-            await Database.open(path)
+            await open_database(path)
         assert ei.value.code == "readonly"
-        db = await Database.open(path, check_writable=False)
+        db = await open_database(path, check_writable=False)
         try:
             assert (await repo.get_game(db, gid)) is not None
             with pytest.raises(StorageUnavailable) as ei:
@@ -211,7 +211,7 @@ async def test_read_only_file_gives_storage_unavailable(tmp_path: Path) -> None:
 
 
 async def test_disk_full_gives_storage_unavailable(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "full.db")
+    db = await open_database(tmp_path / "full.db")
     try:
         gid = await repo.create_lobby(db, -1, 0, 1, "{}")
         pages = await db.fetchval("PRAGMA page_count")
@@ -243,7 +243,7 @@ async def test_directory_cannot_be_created(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     with pytest.raises(StorageUnavailable) as ei:
-        await Database.open(blocker / "sub" / "x.db")
+        await open_database(blocker / "sub" / "x.db")
     assert ei.value.code == "cannot_open"
 
 
@@ -251,5 +251,5 @@ async def test_not_a_database_file(tmp_path: Path) -> None:
     path = tmp_path / "garbage.db"
     path.write_bytes(b"this is definitely not an sqlite database file" * 100)
     with pytest.raises(StorageUnavailable) as ei:
-        await Database.open(path)
+        await open_database(path)
     assert ei.value.code == "corrupt"

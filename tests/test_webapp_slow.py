@@ -24,7 +24,7 @@ from bot.prefs import Prefs
 from bot.service import GameService
 from bot.webapp.hub import QUEUE_STATES
 from bot.webapp.server import WebAppServer
-from storage import Database, SeatRow
+from storage import SeatRow, open_database
 
 TOKEN = "123456:slow-client-token"
 MOVES = 60
@@ -34,7 +34,7 @@ MAX_MOVES = 600
 async def test_a_client_that_stops_reading_holds_up_nobody_and_is_let_go(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(webapp_server, "WRITE_TIMEOUT", 1.5)  # (10 s in production)
-    db = await Database.open(f"sqlite:///{tmp_path / 'slow.db'}")
+    db = await open_database(f"sqlite:///{tmp_path / 'slow.db'}")
     service = GameService(db)
     server = WebAppServer(service, bot_token=TOKEN, mover=_refuse, is_member=_member)
     server.limits.burst = 1e9

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bench.sim import SimTable
-from storage import LATEST_VERSION, Database, ScoreDelta, migrations, repo
+from storage import LATEST_VERSION, ScoreDelta, migrations, open_database, repo
 from tests.chaos.checks import check_acknowledged, check_scoreboard, replay, turn_in_play
 from tests.chaos.conftest import Chaos
 from tests.conftest import make_bot
@@ -163,7 +163,7 @@ async def test_old_schema_is_migrated_on_start_and_keeps_its_data(
     tg: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "old.db"
-    old = await Database.open(path, migrate=False)
+    old = await open_database(path, migrate=False)
     await migrations.upgrade(old, target=1)
     assert await migrations.get_version(old) == 1 < LATEST_VERSION
     veteran = tg.add_user("Veterano", language_code="it")

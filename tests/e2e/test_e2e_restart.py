@@ -157,9 +157,9 @@ async def play_while_down(db_path: str, game_id: int, done: Callable[[Any], bool
     drawn) until ``done(game)``; return the stored row."""
     from bot import players
     from bot.service import GameService
-    from storage import Database
+    from storage import open_database
 
-    db = await Database.open(db_path)
+    db = await open_database(db_path)
     try:
         service = GameService(db)
         while True:
