@@ -24,6 +24,7 @@ from telegram.ext import (
     Defaults,
 )
 
+from bot import players
 from bot.aiohttp_request import AiohttpRequest
 from bot.config import Settings
 from bot.features import (
@@ -167,6 +168,7 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     if rt is None:
         return
     await rt.tables.close()
+    players.shutdown()  # the search pool's workers
     await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
     await rt.outbox.close()
     await rt.db.close()

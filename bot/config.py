@@ -14,7 +14,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Language = Literal["it", "en"]
-LEVEL_NAMES = ("facile", "normale", "forte")
+LEVEL_NAMES = ("facile", "normale", "forte", "esperto")
 _SECRET_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
@@ -35,8 +35,9 @@ class Settings(BaseSettings):
     turn_timeout_seconds: int = Field(default=90, ge=0, le=86400)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     admin_chat_id: int | None = None
-    #: Level of the computer players added from the lobby (facile, normale, forte).
-    computer_level: Literal["facile", "normale", "forte"] = "normale"
+    #: Level of the computer players added from the lobby (facile, normale, forte,
+    #: esperto).
+    computer_level: Literal["facile", "normale", "forte", "esperto"] = "normale"
     #: Pause before each computer move, so that people can follow the table.
     computer_delay_seconds: float = Field(default=1.0, ge=0, le=30)
     #: Budget of sends + edits per group per rolling minute (Telegram: about 20; we keep

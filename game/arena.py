@@ -36,7 +36,7 @@ import argparse
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import Pool
 
@@ -53,6 +53,8 @@ _TYPE_NAMES = {
     "search": "search",
     "forte": "search",
     "facile": "facile",
+    "expert": "expert",
+    "esperto": "expert",
 }
 
 
@@ -147,9 +149,10 @@ def units_of(options: TableOptions, deal_seed: int) -> tuple[int, list[tuple[int
     return game.n, [(seat,) for seat in range(game.n) if seat != game.morto]
 
 
-def _run_deal(
-    args: tuple[int, int, Sequence[str] | None, str, str, TableOptions],
-) -> list[GameResult]:
+_Task = tuple[int, int, Sequence[str] | None, str, str, TableOptions]
+
+
+def _run_deal(args: _Task) -> list[GameResult]:
     deal, seed, mix_types, a, b, options = args
     deal_seed = seed * 1_000_003 + deal
     seats, units = units_of(options, deal_seed)
@@ -244,17 +247,41 @@ def run(
     mix_types: Sequence[str] | None = None,
     options: TableOptions | None = None,
     jobs: int = 1,
+    progress: int = 0,
 ) -> dict[str, TypeStats]:
-    """Play the arena and return the per-type statistics."""
+    """Play the arena and return the per-type statistics (with ``progress``, print the
+    candidate's running figure every that many deals)."""
     base = options or TableOptions()
     options = base.model_copy(update={"match_end": "hands:1"})
     tasks = [(deal, seed, mix_types, a, b, options) for deal in range(deals)]
-    if jobs > 1:
-        with Pool(jobs) as pool:
-            results = pool.map(_run_deal, tasks, chunksize=1)
-    else:
-        results = [_run_deal(task) for task in tasks]
+    results: list[list[GameResult]] = []
+    with Pool(jobs) if jobs > 1 else _Serial() as pool:
+        for result in pool.imap(_run_deal, tasks, chunksize=1):
+            results.append(result)
+            if progress and len(results) % progress == 0 and len(results) < deals:
+                stats = aggregate(results)
+                mean, half = mean_ci(stats[a].per_deal) if a in stats else (0.0, 0.0)
+                print(
+                    f"... {len(results)} deals: {a} {mean:+.3f} "
+                    f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f})",
+                    flush=True,
+                )
     return aggregate(results)
+
+
+class _Serial:
+    """``Pool``'s ``imap`` in this process (``--jobs 1``)."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def imap(
+        self, func: Callable[[_Task], list[GameResult]], tasks: Sequence[_Task], chunksize: int
+    ) -> Iterator[list[GameResult]]:
+        return map(func, tasks)
 
 
 def _parse_options(pairs: list[str]) -> TableOptions:
@@ -271,13 +298,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--types", default="random,heuristic,search", help="types for --mix")
     parser.add_argument("--option", action="append", default=[], help="name=value, repeatable")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (deals in parallel)")
+    parser.add_argument("--progress", type=int, default=0, help="running figure every N deals")
     args = parser.parse_args(argv)
     options = _parse_options(args.option)
     mix_types = [t.strip() for t in args.types.split(",")] if args.mix else None
     for kind in mix_types or [args.a, args.b]:
         create_player(kind, 0)  # fail early on an unknown type
     start = time.perf_counter()
-    stats = run(args.deals, args.seed, args.a, args.b, mix_types, options, args.jobs)
+    stats = run(
+        args.deals, args.seed, args.a, args.b, mix_types, options, args.jobs, args.progress
+    )
     wall = time.perf_counter() - start
     order = list(dict.fromkeys(mix_types or [args.a, args.b]))
     seats, units = units_of(options.model_copy(update={"match_end": "hands:1"}), args.seed)
