@@ -15,9 +15,10 @@ table: for each deal, every rotation k (0–4) and every offset j, seat s is pla
 For each player type it prints the mean score per smazzata of one of its seats (score
 points, R73–R76) with a 95% confidence interval over deals (the deals are independent;
 the games of one deal are not), the auction win rate (smazzate won as chiamante per
-seat-smazzata), the chiamante success rate (contracts made), and the mean and 95th
-percentile of the time a decision takes (over all decisions, and over the decisions with
-a real choice, i.e. more than one legal action). Each smazzata is a one-hand match
+seat-smazzata), the chiamante success rate (contracts made), the mean contract (the card points the
+calling side needed, 61 = a plain call), and the mean and 95th percentile of the time a
+decision takes (over all decisions, and over the decisions with a real choice, i.e. more
+than one legal action). Each smazzata is a one-hand match
 (``match_end=hands:1``); a voided deal is redealt from the same stream, so rotations stay
 comparable.
 
@@ -73,6 +74,8 @@ class GameResult:
     morto: int | None = None
     #: plain Briscola: the seats whose side won the smazzata
     side_won: tuple[int, ...] = ()
+    #: the contract's target (card points the calling side needed), 0 in plain Briscola
+    target: int = 0
 
 
 def play_deal(
@@ -115,6 +118,7 @@ def play_deal(
         times,
         choice_times,
         morto=game.morto,
+        target=scored.target,
     )
 
 
@@ -166,6 +170,8 @@ class TypeStats:
     seats: int = 0
     auctions: int = 0
     made: int = 0
+    #: the targets of the contracts won as chiamante
+    targets: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     choice_times: list[float] = field(default_factory=list)
 
@@ -204,6 +210,7 @@ def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
                 if seat == game.chiamante:
                     entry.auctions += 1
                     entry.made += game.won
+                    entry.targets.append(game.target)
                 if seat in game.side_won:
                     entry.auctions += 1  # plain Briscola: smazzate won by the side
             for kind, values in game.times.items():
@@ -218,8 +225,8 @@ def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
 def report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
     lines = [
         f"{'player':<10} {'score/smazzata':>15} {'95% CI':>18} {'auction won':>12} "
-        f"{'contract made':>14} {'decision mean':>14} {'p95':>9} {'p95 choice':>11} "
-        f"{'decisions':>10}"
+        f"{'contract made':>14} {'mean contract':>14} {'decision mean':>14} {'p95':>9} "
+        f"{'p95 choice':>11} {'decisions':>10}"
     ]
     for kind in order:
         entry = stats.get(kind)
@@ -228,13 +235,14 @@ def report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
         mean, half = mean_ci(entry.per_deal)
         auctions = entry.auctions / entry.seats if entry.seats else 0.0
         made = entry.made / entry.auctions if entry.auctions else 0.0
+        contract = f"{sum(entry.targets) / len(entry.targets):.1f}" if entry.targets else "-"
         mean_t = sum(entry.times) / len(entry.times) if entry.times else 0.0
         p95 = percentile(entry.times, 0.95)
         p95_choice = percentile(entry.choice_times, 0.95)
         lines.append(
             f"{kind:<10} {mean:>+15.3f} {f'[{mean - half:+.3f}, {mean + half:+.3f}]':>18} "
-            f"{auctions:>12.1%} {made:>14.1%} {mean_t * 1000:>11.1f} ms {p95 * 1000:>6.1f} ms "
-            f"{p95_choice * 1000:>8.1f} ms {len(entry.times):>10}"
+            f"{auctions:>12.1%} {made:>14.1%} {contract:>14} {mean_t * 1000:>11.1f} ms "
+            f"{p95 * 1000:>6.1f} ms {p95_choice * 1000:>8.1f} ms {len(entry.times):>10}"
         )
     return "\n".join(lines)
 
