@@ -14,8 +14,6 @@ from game.players.heuristic import HeuristicPlayer
 from game.players.inference import Inference, resample
 from game.players.policy import choose_card
 from game.players.sampling import Deal, Sampler
-from game.simulate import pick
-from tests.test_players import ALL_COMBOS
 
 
 def test_the_weights_favour_the_real_deal() -> None:
@@ -86,30 +84,6 @@ def test_the_policy_values_agree_with_its_choice() -> None:
         assert choice == choose_card(*args)  # type: ignore[arg-type]
         assert len(values) == len(legal)
         assert legal[values.index(max(values))] == choice
-
-
-@pytest.mark.parametrize("combo", range(0, len(ALL_COMBOS), 3))
-def test_esperto_chooses_legal_actions_everywhere(combo: int) -> None:
-    options = TableOptions(**ALL_COMBOS[combo], match_end="hands:1")
-    rng = random.Random(combo)
-    for case in range(3):
-        game = Game.new(options, random.Random(combo * 100 + case))
-        for _ in range(rng.randrange(0, 45)):
-            if game.is_over():
-                break
-            seat = game.current_seat()
-            assert seat is not None
-            game.apply(seat, pick(rng, game.legal_actions(seat)))
-        if game.is_over():
-            continue
-        seat = game.current_seat()
-        assert seat is not None
-        view = game.view(seat)
-        player = ExpertPlayer(combo, budget=300, candidates=2)
-        action = player.choose(view)
-        assert action.code in view.legal
-        assert ExpertPlayer(combo, budget=300, candidates=2).choose(view) == action
-        game.apply(seat, action)
 
 
 @pytest.mark.parametrize(
