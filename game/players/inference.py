@@ -43,11 +43,11 @@ from game.players.sim import World
 from game.view import View
 
 #: Spread of the auction model, in expected score points (a bid is a noisy judgement).
-AUCTION_TEMP: Final = 0.6
+AUCTION_TEMP: Final = 1.0
 #: Spread of the play model, in the policy's card-point values.
-PLAY_TEMP: Final = 4.0
+PLAY_TEMP: Final = 8.0
 #: Smallest likelihood of one observed card (the model is only a model).
-PLAY_FLOOR: Final = 0.05
+PLAY_FLOOR: Final = 0.15
 #: Smallest likelihood of one auction action.
 AUCTION_FLOOR: Final = 0.02
 #: The lowest call of the auction: a seat passing with no call standing refused it.
