@@ -11,8 +11,9 @@ table's updates, so it runs in a small **process** pool (``forkserver`` start me
 where available, else ``spawn``: never a fork of the running event loop). The pool is
 bounded (at most ``SEARCH_WORKERS`` decisions in flight; the others wait their turn on
 the event loop), the search budget is counted in simulated card plays (a decision is a
-pure function of the seed and the view), and a wall-clock cap (``DECISION_CAP_SECONDS``)
-guards the table: past it, the rule-based ``normale`` decides instead. The cheap levels
+pure function of the seed and the view), and a wall-clock cap (``DECISION_CAP_SECONDS``,
+the wait for a free worker included) guards the table: past it, the rule-based
+``normale`` decides instead (an overloaded bot degrades, it does not fall behind). The cheap levels
 decide in a thread. :func:`shutdown` (called when the bot stops, and at exit) cancels
 what is queued and lets the workers go.
 """
@@ -95,8 +96,14 @@ async def decide(level: str, seed: int, view: View) -> Action:
     if level not in SEARCH_LEVELS:
         return await asyncio.to_thread(choose, level, seed, view)
     slots = _get_slots()
-    await slots.acquire()
     loop = asyncio.get_running_loop()
+    deadline = loop.time() + DECISION_CAP_SECONDS  # the wait for a worker counts too
+    try:
+        await asyncio.wait_for(slots.acquire(), DECISION_CAP_SECONDS)
+    except TimeoutError:
+        log.warning("computer %s: every search worker busy for %.1fs, the rule-based one "
+                    "plays", level, DECISION_CAP_SECONDS)
+        return await asyncio.to_thread(choose, "normale", seed, view)
 
     def release(_: object = None) -> None:
         # a closed loop raises RuntimeError: nobody waits for a slot any more
@@ -115,7 +122,8 @@ async def decide(level: str, seed: int, view: View) -> Action:
     # the slot frees when the worker does, not when we stop waiting for it
     future.add_done_callback(release)
     try:
-        return await asyncio.wait_for(asyncio.wrap_future(future), DECISION_CAP_SECONDS)
+        remaining = max(0.0, deadline - loop.time())
+        return await asyncio.wait_for(asyncio.wrap_future(future), remaining)
     except TimeoutError:
         log.warning("computer %s: no decision in %.1fs, the rule-based one plays",
                     level, DECISION_CAP_SECONDS)

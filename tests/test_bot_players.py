@@ -56,9 +56,28 @@ async def test_past_the_cap_the_rule_based_player_decides(
     fresh_pool: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     view = _play_views(1)[0]
-    monkeypatch.setattr(players, "DECISION_CAP_SECONDS", 0.0)
+    # a fresh pool starts its workers in more than this
+    monkeypatch.setattr(players, "DECISION_CAP_SECONDS", 0.01)
     action = await players.decide("esperto", 5, view)
     assert action == players.choose("normale", 5, view)
+
+
+async def test_with_every_worker_busy_the_rule_based_player_decides_in_time(
+    fresh_pool: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = _play_views(1)[0]
+    monkeypatch.setattr(players, "DECISION_CAP_SECONDS", 0.3)
+    slots = players._get_slots()
+    for _ in range(players.SEARCH_WORKERS):
+        await slots.acquire()  # as if every worker were deciding for another table
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    action = await players.decide("esperto", 5, view)
+    assert loop.time() - started < 2.0
+    assert action == players.choose("normale", 5, view)
+    assert players._pool is None  # nothing was sent to the pool
+    for _ in range(players.SEARCH_WORKERS):
+        slots.release()
 
 
 async def test_after_shutdown_a_new_pool_serves(fresh_pool: object) -> None:
