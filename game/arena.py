@@ -79,9 +79,15 @@ class GameResult:
 
 
 def play_deal(
-    deal_seed: int, types: Sequence[str], options: TableOptions, player_seed: int
+    deal_seed: int,
+    types: Sequence[str],
+    options: TableOptions,
+    player_seed: int,
+    cpu_clock: bool = False,
 ) -> GameResult:
-    """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``."""
+    """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``
+    (decisions timed in CPU time of this process with ``cpu_clock``, else wall time)."""
+    clock = time.process_time if cpu_clock else time.perf_counter
     game = Game.new(options, random.Random(deal_seed))
     players: list[Player] = [
         create_player(kind, player_seed * 10 + seat) for seat, kind in enumerate(types)
@@ -92,9 +98,9 @@ def play_deal(
         seat = game.current_seat()
         assert seat is not None
         view = game.view(seat)
-        start = time.perf_counter()
+        start = clock()
         action = players[seat].choose(view)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         times.setdefault(types[seat], []).append(elapsed)
         if len(view.legal) > 1:
             choice_times.setdefault(types[seat], []).append(elapsed)
@@ -153,15 +159,15 @@ def units_of(options: TableOptions, deal_seed: int) -> tuple[int, list[tuple[int
     return game.n, [(seat,) for seat in range(game.n) if seat != game.morto]
 
 
-_Task = tuple[int, int, Sequence[str] | None, str, str, TableOptions]
+_Task = tuple[int, int, Sequence[str] | None, str, str, TableOptions, bool]
 
 
 def _run_deal(args: _Task) -> list[GameResult]:
-    deal, seed, mix_types, a, b, options = args
+    deal, seed, mix_types, a, b, options, cpu_clock = args
     deal_seed = seed * 1_000_003 + deal
     seats, units = units_of(options, deal_seed)
     assignments = schedule(mix_types, a, b, seats, units)
-    return [play_deal(deal_seed, types, options, deal_seed) for types in assignments]
+    return [play_deal(deal_seed, types, options, deal_seed, cpu_clock) for types in assignments]
 
 
 @dataclass
@@ -256,12 +262,13 @@ def run(
     options: TableOptions | None = None,
     jobs: int = 1,
     progress: int = 0,
+    cpu_clock: bool = False,
 ) -> dict[str, TypeStats]:
     """Play the arena and return the per-type statistics (with ``progress``, print the
     candidate's running figure every that many deals)."""
     base = options or TableOptions()
     options = base.model_copy(update={"match_end": "hands:1"})
-    tasks = [(deal, seed, mix_types, a, b, options) for deal in range(deals)]
+    tasks = [(deal, seed, mix_types, a, b, options, cpu_clock) for deal in range(deals)]
     results: list[list[GameResult]] = []
     with Pool(jobs) if jobs > 1 else _Serial() as pool:
         for result in pool.imap(_run_deal, tasks, chunksize=1):
@@ -307,6 +314,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--option", action="append", default=[], help="name=value, repeatable")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (deals in parallel)")
     parser.add_argument("--progress", type=int, default=0, help="running figure every N deals")
+    parser.add_argument(
+        "--cpu-clock",
+        action="store_true",
+        help="time decisions in CPU seconds (one core, whatever else the machine runs)",
+    )
     args = parser.parse_args(argv)
     options = _parse_options(args.option)
     mix_types = [t.strip() for t in args.types.split(",")] if args.mix else None
@@ -314,7 +326,15 @@ def main(argv: list[str] | None = None) -> None:
         create_player(kind, 0)  # fail early on an unknown type
     start = time.perf_counter()
     stats = run(
-        args.deals, args.seed, args.a, args.b, mix_types, options, args.jobs, args.progress
+        args.deals,
+        args.seed,
+        args.a,
+        args.b,
+        mix_types,
+        options,
+        args.jobs,
+        args.progress,
+        args.cpu_clock,
     )
     wall = time.perf_counter() - start
     order = list(dict.fromkeys(mix_types or [args.a, args.b]))
