@@ -281,6 +281,7 @@ def run(
                     f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f})",
                     flush=True,
                 )
+                print(report(stats, list(dict.fromkeys(mix_types or [a, b]))), flush=True)
     return aggregate(results)
 
 
