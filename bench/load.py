@@ -110,6 +110,12 @@ class Figures:
     slowest: list[str] = field(default_factory=list)
 
 
+def computer_seats(tables: int, share: float) -> list[int]:
+    """Computers at each table so that ``share`` of all the seats are computers (spread
+    evenly: with 0.5, tables of 2 and 3 computers in turn); at least one human each."""
+    return [min(4, int((i + 1) * 5 * share) - int(i * 5 * share)) for i in range(tables)]
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -163,8 +169,9 @@ async def run_bot(
     flood: Any = not args.no_flood
     async with FakeTelegram(flood=flood) as tg, FakeTelegram(flood=flood) as side_tg:
         tg.world.keep_update_log = True
-        bot = BotProcess(tg, workdir, name=f"bot{tables}", env={"LOG_LEVEL": args.log_level},
-                         database_url=database_url)
+        env = {"LOG_LEVEL": args.log_level, "COMPUTER_LEVEL": args.computer_level,
+               "COMPUTER_DELAY_SECONDS": str(args.computer_delay)}
+        bot = BotProcess(tg, workdir, name=f"bot{tables}", env=env, database_url=database_url)
         await bot.start()
         reader = await open_reader(bot.database_url)
         side: EchoBot | None = None
@@ -173,10 +180,13 @@ async def run_bot(
             rss_idle, _ = bot.memory_kib()
             world = World(tg, reader)
             rng = random.Random(args.seed)
-            sims = [world.add_table(i, 5, rng=rng, think=args.think) for i in range(tables)]
+            computers = computer_seats(tables, args.computer_share)
+            sims = [world.add_table(i, 5 - computers[i], rng=rng, think=args.think)
+                    for i in range(tables)]
             loop = asyncio.get_running_loop()
             t_setup = loop.time()
-            await asyncio.gather(*(t.open_and_start(0, timeout=600) for t in sims))
+            await asyncio.gather(*(t.open_and_start(computers[i], timeout=600)
+                                   for i, t in enumerate(sims)))
             figures.setup_seconds = loop.time() - t_setup
             stop = asyncio.Event()
 
@@ -184,7 +194,7 @@ async def run_bot(
                 while not stop.is_set():
                     done = await table.play(deadline=loop.time() + 3600, stop=stop)
                     if done and not stop.is_set():
-                        await table.open_and_start(0, timeout=600)
+                        await table.open_and_start(5 - len(table.users), timeout=600)
 
             players = [asyncio.create_task(keep_playing(t)) for t in sims]
             if args.echo_alongside:
@@ -665,6 +675,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--grace", type=float, default=30,
                         help="seconds after the window for late updates to be handled")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--computer-share", type=float, default=0.0,
+                        help="share of the seats played by computers (0.5: half)")
+    parser.add_argument("--computer-level", default="facile",
+                        choices=("facile", "normale", "forte", "esperto"),
+                        help="level of those computers (COMPUTER_LEVEL of the bot)")
+    parser.add_argument("--computer-delay", type=float, default=0.0,
+                        help="COMPUTER_DELAY_SECONDS of the bot (the pause before a move)")
     parser.add_argument("--slowest", type=int, default=0,
                         help="also print the N oldest updates of the window (diagnosis)")
     parser.add_argument("--no-flood", action="store_true",

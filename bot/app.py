@@ -25,7 +25,7 @@ from telegram.ext import (
     Defaults,
 )
 
-from bot import webapp
+from bot import players, webapp
 from bot.aiohttp_request import AiohttpRequest
 from bot.config import Settings
 from bot.failover import LEADER
@@ -191,6 +191,7 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     if server is not None:
         await server.stop()
     await rt.tables.close()
+    players.shutdown()  # the search pool's workers
     leader = app.bot_data.get(LEADER)
     if leader is None or leader.active:
         await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)

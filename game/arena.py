@@ -15,9 +15,10 @@ table: for each deal, every rotation k (0–4) and every offset j, seat s is pla
 For each player type it prints the mean score per smazzata of one of its seats (score
 points, R73–R76) with a 95% confidence interval over deals (the deals are independent;
 the games of one deal are not), the auction win rate (smazzate won as chiamante per
-seat-smazzata), the chiamante success rate (contracts made), and the mean and 95th
-percentile of the time a decision takes (over all decisions, and over the decisions with
-a real choice, i.e. more than one legal action). Each smazzata is a one-hand match
+seat-smazzata), the chiamante success rate (contracts made), the mean contract (the card points the
+calling side needed, 61 = a plain call), and the mean and 95th percentile of the time a
+decision takes (over all decisions, and over the decisions with a real choice, i.e. more
+than one legal action). Each smazzata is a one-hand match
 (``match_end=hands:1``); a voided deal is redealt from the same stream, so rotations stay
 comparable.
 
@@ -36,7 +37,7 @@ import argparse
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import Pool
 
@@ -53,6 +54,8 @@ _TYPE_NAMES = {
     "search": "search",
     "forte": "search",
     "facile": "facile",
+    "expert": "expert",
+    "esperto": "expert",
 }
 
 
@@ -71,12 +74,20 @@ class GameResult:
     morto: int | None = None
     #: plain Briscola: the seats whose side won the smazzata
     side_won: tuple[int, ...] = ()
+    #: the contract's target (card points the calling side needed), 0 in plain Briscola
+    target: int = 0
 
 
 def play_deal(
-    deal_seed: int, types: Sequence[str], options: TableOptions, player_seed: int
+    deal_seed: int,
+    types: Sequence[str],
+    options: TableOptions,
+    player_seed: int,
+    cpu_clock: bool = False,
 ) -> GameResult:
-    """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``."""
+    """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``
+    (decisions timed in CPU time of this process with ``cpu_clock``, else wall time)."""
+    clock = time.process_time if cpu_clock else time.perf_counter
     game = Game.new(options, random.Random(deal_seed))
     players: list[Player] = [
         create_player(kind, player_seed * 10 + seat) for seat, kind in enumerate(types)
@@ -87,9 +98,9 @@ def play_deal(
         seat = game.current_seat()
         assert seat is not None
         view = game.view(seat)
-        start = time.perf_counter()
+        start = clock()
         action = players[seat].choose(view)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         times.setdefault(types[seat], []).append(elapsed)
         if len(view.legal) > 1:
             choice_times.setdefault(types[seat], []).append(elapsed)
@@ -113,6 +124,7 @@ def play_deal(
         times,
         choice_times,
         morto=game.morto,
+        target=scored.target,
     )
 
 
@@ -147,14 +159,15 @@ def units_of(options: TableOptions, deal_seed: int) -> tuple[int, list[tuple[int
     return game.n, [(seat,) for seat in range(game.n) if seat != game.morto]
 
 
-def _run_deal(
-    args: tuple[int, int, Sequence[str] | None, str, str, TableOptions],
-) -> list[GameResult]:
-    deal, seed, mix_types, a, b, options = args
+_Task = tuple[int, int, Sequence[str] | None, str, str, TableOptions, bool]
+
+
+def _run_deal(args: _Task) -> list[GameResult]:
+    deal, seed, mix_types, a, b, options, cpu_clock = args
     deal_seed = seed * 1_000_003 + deal
     seats, units = units_of(options, deal_seed)
     assignments = schedule(mix_types, a, b, seats, units)
-    return [play_deal(deal_seed, types, options, deal_seed) for types in assignments]
+    return [play_deal(deal_seed, types, options, deal_seed, cpu_clock) for types in assignments]
 
 
 @dataclass
@@ -163,6 +176,8 @@ class TypeStats:
     seats: int = 0
     auctions: int = 0
     made: int = 0
+    #: the targets of the contracts won as chiamante
+    targets: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     choice_times: list[float] = field(default_factory=list)
 
@@ -201,6 +216,7 @@ def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
                 if seat == game.chiamante:
                     entry.auctions += 1
                     entry.made += game.won
+                    entry.targets.append(game.target)
                 if seat in game.side_won:
                     entry.auctions += 1  # plain Briscola: smazzate won by the side
             for kind, values in game.times.items():
@@ -215,8 +231,8 @@ def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
 def report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
     lines = [
         f"{'player':<10} {'score/smazzata':>15} {'95% CI':>18} {'auction won':>12} "
-        f"{'contract made':>14} {'decision mean':>14} {'p95':>9} {'p95 choice':>11} "
-        f"{'decisions':>10}"
+        f"{'contract made':>14} {'mean contract':>14} {'decision mean':>14} {'p95':>9} "
+        f"{'p95 choice':>11} {'decisions':>10}"
     ]
     for kind in order:
         entry = stats.get(kind)
@@ -225,13 +241,14 @@ def report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
         mean, half = mean_ci(entry.per_deal)
         auctions = entry.auctions / entry.seats if entry.seats else 0.0
         made = entry.made / entry.auctions if entry.auctions else 0.0
+        contract = f"{sum(entry.targets) / len(entry.targets):.1f}" if entry.targets else "-"
         mean_t = sum(entry.times) / len(entry.times) if entry.times else 0.0
         p95 = percentile(entry.times, 0.95)
         p95_choice = percentile(entry.choice_times, 0.95)
         lines.append(
             f"{kind:<10} {mean:>+15.3f} {f'[{mean - half:+.3f}, {mean + half:+.3f}]':>18} "
-            f"{auctions:>12.1%} {made:>14.1%} {mean_t * 1000:>11.1f} ms {p95 * 1000:>6.1f} ms "
-            f"{p95_choice * 1000:>8.1f} ms {len(entry.times):>10}"
+            f"{auctions:>12.1%} {made:>14.1%} {contract:>14} {mean_t * 1000:>11.1f} ms "
+            f"{p95 * 1000:>6.1f} ms {p95_choice * 1000:>8.1f} ms {len(entry.times):>10}"
         )
     return "\n".join(lines)
 
@@ -244,17 +261,43 @@ def run(
     mix_types: Sequence[str] | None = None,
     options: TableOptions | None = None,
     jobs: int = 1,
+    progress: int = 0,
+    cpu_clock: bool = False,
 ) -> dict[str, TypeStats]:
-    """Play the arena and return the per-type statistics."""
+    """Play the arena and return the per-type statistics (with ``progress``, print the
+    candidate's running figure every that many deals)."""
     base = options or TableOptions()
     options = base.model_copy(update={"match_end": "hands:1"})
-    tasks = [(deal, seed, mix_types, a, b, options) for deal in range(deals)]
-    if jobs > 1:
-        with Pool(jobs) as pool:
-            results = pool.map(_run_deal, tasks, chunksize=1)
-    else:
-        results = [_run_deal(task) for task in tasks]
+    tasks = [(deal, seed, mix_types, a, b, options, cpu_clock) for deal in range(deals)]
+    results: list[list[GameResult]] = []
+    with Pool(jobs) if jobs > 1 else _Serial() as pool:
+        for result in pool.imap(_run_deal, tasks, chunksize=1):
+            results.append(result)
+            if progress and len(results) % progress == 0 and len(results) < deals:
+                stats = aggregate(results)
+                mean, half = mean_ci(stats[a].per_deal) if a in stats else (0.0, 0.0)
+                print(
+                    f"... {len(results)} deals: {a} {mean:+.3f} "
+                    f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f})",
+                    flush=True,
+                )
+                print(report(stats, list(dict.fromkeys(mix_types or [a, b]))), flush=True)
     return aggregate(results)
+
+
+class _Serial:
+    """``Pool``'s ``imap`` in this process (``--jobs 1``)."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def imap(
+        self, func: Callable[[_Task], list[GameResult]], tasks: Sequence[_Task], chunksize: int
+    ) -> Iterator[list[GameResult]]:
+        return map(func, tasks)
 
 
 def _parse_options(pairs: list[str]) -> TableOptions:
@@ -271,13 +314,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--types", default="random,heuristic,search", help="types for --mix")
     parser.add_argument("--option", action="append", default=[], help="name=value, repeatable")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (deals in parallel)")
+    parser.add_argument("--progress", type=int, default=0, help="running figure every N deals")
+    parser.add_argument(
+        "--cpu-clock",
+        action="store_true",
+        help="time decisions in CPU seconds (one core, whatever else the machine runs)",
+    )
     args = parser.parse_args(argv)
     options = _parse_options(args.option)
     mix_types = [t.strip() for t in args.types.split(",")] if args.mix else None
     for kind in mix_types or [args.a, args.b]:
         create_player(kind, 0)  # fail early on an unknown type
     start = time.perf_counter()
-    stats = run(args.deals, args.seed, args.a, args.b, mix_types, options, args.jobs)
+    stats = run(
+        args.deals,
+        args.seed,
+        args.a,
+        args.b,
+        mix_types,
+        options,
+        args.jobs,
+        args.progress,
+        args.cpu_clock,
+    )
     wall = time.perf_counter() - start
     order = list(dict.fromkeys(mix_types or [args.a, args.b]))
     seats, units = units_of(options.model_copy(update={"match_end": "hands:1"}), args.seed)

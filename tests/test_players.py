@@ -14,6 +14,7 @@ from game.engine import Game
 from game.events import Dealt, MatchStarted
 from game.options import TableOptions
 from game.players import LEVELS, Player, create_player
+from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
 from game.players.random_player import RandomPlayer
 from game.players.search import SearchPlayer
@@ -46,13 +47,15 @@ def play_smazzata(options: TableOptions, seed: int, players: list[Player]) -> Ga
 
 
 def test_levels_and_factory() -> None:
-    assert LEVELS == ("facile", "normale", "forte")
+    assert LEVELS == ("facile", "normale", "forte", "esperto")
     assert isinstance(create_player("random", 1), RandomPlayer)
     assert isinstance(create_player("facile", 1), HeuristicPlayer)
     assert isinstance(create_player("normale", 1), HeuristicPlayer)
     assert isinstance(create_player("heuristic", 1), HeuristicPlayer)
     assert isinstance(create_player("forte", 1), SearchPlayer)
     assert isinstance(create_player("search", 1), SearchPlayer)
+    assert isinstance(create_player("esperto", 1), ExpertPlayer)
+    assert isinstance(create_player("expert", 1), ExpertPlayer)
     assert create_player("facile", 1).name == "facile"
     with pytest.raises(ValueError):
         create_player("grandmaster", 1)
@@ -61,7 +64,7 @@ def test_levels_and_factory() -> None:
 def test_players_receive_only_the_view() -> None:
     """choose() takes only a View, and a View is an immutable snapshot: it holds no
     reference to the Game (so no path to the other hands) and nothing mutable."""
-    for kind in ("random", "facile", "normale", "forte"):
+    for kind in ("random", "facile", "normale", "forte", "esperto"):
         player = create_player(kind, 0)
         params = list(inspect.signature(player.choose).parameters)
         assert params == ["view"], (kind, params)

@@ -8,17 +8,29 @@ import pytest
 
 from game.engine import Game
 from game.options import TableOptions
+from game.players.expert import ExpertPlayer
 from game.players.search import SearchPlayer
 from game.simulate import pick
 from tests.test_players import ALL_COMBOS
 
 
-@pytest.mark.parametrize("combo", range(len(ALL_COMBOS)))
-def test_search_returns_a_legal_action_in_random_situations(combo: int) -> None:
+def _small(kind: str, seed: int) -> SearchPlayer:
+    if kind == "esperto":
+        return ExpertPlayer(seed, budget=300, candidates=2)
+    return SearchPlayer(seed, budget=150, min_worlds=1, max_worlds=2, bid_candidates=1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "combo"),
+    [("forte", c) for c in range(len(ALL_COMBOS))]
+    + [("esperto", c) for c in range(0, len(ALL_COMBOS), 3)],
+)
+def test_search_returns_a_legal_action_in_random_situations(kind: str, combo: int) -> None:
+    """Reproducible from the seed too: a twin player chooses the same."""
     options = TableOptions(**ALL_COMBOS[combo], match_end="hands:1")
-    player = SearchPlayer(combo, budget=150, min_worlds=1, max_worlds=2, bid_candidates=1)
+    player = _small(kind, combo)
     rng = random.Random(combo)
-    for case in range(8):
+    for case in range(8 if kind == "forte" else 3):
         game = Game.new(options, random.Random(combo * 1000 + case))
         for _ in range(rng.randrange(0, 60)):
             if game.is_over():
@@ -33,6 +45,7 @@ def test_search_returns_a_legal_action_in_random_situations(combo: int) -> None:
         view = game.view(seat)
         action = player.choose(view)
         assert action.code in view.legal
+        assert _small(kind, combo).choose(view) == action
         game.apply(seat, action)
 
 

@@ -228,10 +228,8 @@ class Tables:
                 return None
             seat = row.seat(seat_no)
             level = (seat.computer_level if seat else None) or self.settings.computer_level
-            # A "forte" decision is up to ~0.3 s of CPU: keep it off the event loop.
-            action = await asyncio.to_thread(
-                players.choose, level, game_id * 100003 + version, game.view(seat_no)
-            )
+            # off the event loop (a search decision runs in the process pool)
+            action = await players.decide(level, game_id * 100003 + version, game.view(seat_no))
             try:
                 applied = await self.service.apply(
                     game_id, version, seat_no, action.code, actor, None, afk=afk

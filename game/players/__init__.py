@@ -10,9 +10,11 @@ Levels for the bot's settings::
     facile   heuristic play with some noise (a casual player)
     normale  the rule-based player (:mod:`game.players.heuristic`)
     forte    determinised search (:mod:`game.players.search`)
+    esperto  determinised search over deals weighted by inference
+             (:mod:`game.players.expert`)
 
-``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``
-and ``search``. Every player is deterministic given its seed and the view.
+``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``,
+``search`` and ``expert``. Every player is deterministic given its seed and the view.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ class Player(Protocol):
     def choose(self, view: View) -> Action: ...
 
 
-LEVELS: Final[tuple[str, ...]] = ("facile", "normale", "forte")
-ALL_KINDS: Final[tuple[str, ...]] = ("random", "heuristic", "search")
+LEVELS: Final[tuple[str, ...]] = ("facile", "normale", "forte", "esperto")
+ALL_KINDS: Final[tuple[str, ...]] = ("random", "heuristic", "search", "expert")
 _ALIASES: Final[dict[str, str]] = {
     "random": "random",
     "facile": "facile",
@@ -41,14 +43,18 @@ _ALIASES: Final[dict[str, str]] = {
     "heuristic": "normale",
     "forte": "forte",
     "search": "forte",
+    "esperto": "esperto",
+    "expert": "esperto",
 }
 #: Probability that ``facile`` plays a random card instead of the heuristic one.
 FACILE_NOISE: Final = 0.25
 
 
-def create_player(level: str, seed: int) -> Player:
-    """A player of the given level (``facile``/``normale``/``forte``, or ``random``,
-    ``heuristic``, ``search``); raises ``ValueError`` for an unknown level."""
+def create_player(level: str, seed: int, max_seconds: float | None = None) -> Player:
+    """A player of the given level (``facile``/``normale``/``forte``/``esperto``, or
+    ``random``, ``heuristic``, ``search``, ``expert``); raises ``ValueError`` for an
+    unknown level. ``max_seconds`` adds a wall-clock cap to the search levels' counted
+    budget (the decision is then reproducible only when the cap does not trigger)."""
     kind = _ALIASES.get(level.lower())
     if kind is None:
         raise ValueError(f"unknown player level: {level!r}")
@@ -62,9 +68,13 @@ def create_player(level: str, seed: int) -> Player:
         if kind == "facile":
             return HeuristicPlayer(seed, noise=FACILE_NOISE, name="facile")
         return HeuristicPlayer(seed, name="normale")
+    if kind == "esperto":
+        from game.players.expert import ExpertPlayer
+
+        return ExpertPlayer(seed, max_seconds=max_seconds)
     from game.players.search import SearchPlayer
 
-    return SearchPlayer(seed)
+    return SearchPlayer(seed, max_seconds=max_seconds)
 
 
 __all__ = ["ALL_KINDS", "LEVELS", "Player", "create_player"]

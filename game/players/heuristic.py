@@ -69,8 +69,9 @@ def obbligato_suits(hand: tuple[int, ...], rank: int) -> list[int]:
 class BidEvaluator:
     """Expected chiamante score of each call for one hand (cached per suit/card)."""
 
-    def __init__(self, view: View) -> None:
-        self.hand = view.hand
+    def __init__(self, view: View, hand: tuple[int, ...] | None = None) -> None:
+        """For the view's own hand, or for ``hand`` (a sampled hand of another seat)."""
+        self.hand = view.hand if hand is None else hand
         self.options = view.options
         self.players = view.players
         self._mean: dict[tuple[int, int | None], float] = {}

@@ -77,6 +77,7 @@ def choose_card(
     tricks_left: int,
     hidden_called: int = -1,
     n: int = 5,
+    values: list[float] | None = None,
 ) -> int:
     """The card a good player plays here (see the module docstring for the reasoning).
 
@@ -90,8 +91,12 @@ def choose_card(
     trump over a card of another suit needs the seat not to be void in trumps and, when
     following is compulsory, to be void in the led suit (probability ``(1 − h/U)^m``
     with ``m`` unseen cards of the led suit, or 1 if the void is known).
+
+    If ``values`` is given, the value of each legal card (in ``legal``'s order) is
+    appended to it: the inference of :mod:`game.players.inference` reads how far a
+    card played was from the policy's choice.
     """
-    if len(legal) == 1:
+    if len(legal) == 1 and values is None:
         return legal[0]
     n_unseen = unseen.bit_count()
     played = len(trick)
@@ -199,6 +204,8 @@ def choose_card(
             value -= REVEAL_COST
         # deterministic tie-break: fewer points, then the weaker card
         value -= points * 1e-6 + (9 - card % 10) * 1e-7
+        if values is not None:
+            values.append(value)
         if value > best_value:
             best_value = value
             choice = card

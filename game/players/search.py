@@ -135,6 +135,18 @@ class SearchPlayer:
             return None
         return time.perf_counter() + self.max_seconds
 
+    def _sample(
+        self, view: View, sampler: Sampler, rng: random.Random, cost: int, cap: int | None = None
+    ) -> list[tuple[Deal, int]]:
+        """The deals to play out, each with its multiplicity, for a rollout ``cost``
+        (simulated card plays per deal) within the budget; at most ``cap`` deals.
+        Here uniform over the deals the view allows (the ``esperto`` player weights
+        them by inference)."""
+        worlds = self._worlds_for(cost)
+        if cap is not None:
+            worlds = min(cap, worlds)
+        return [(sampler.deal(rng), 1) for _ in range(worlds)]
+
     # ------------------------------------------------------------------ play
 
     def _play(self, view: View, rng: random.Random) -> str:
@@ -142,19 +154,22 @@ class SearchPlayer:
         assert me is not None
         cards = [parse_card(code[1:]) for code in view.legal]
         remaining = sum(view.hand_sizes)
-        worlds = self._worlds_for(len(cards) * remaining)
         sampler = Sampler(view)
         totals = [0.0] * len(cards)
         deadline = self._deadline()
         done = 0
-        for _ in range(worlds):
-            world = sampler.world(rng)
+        weight = 0
+        for deal, count in self._sample(view, sampler, rng, len(cards) * remaining):
+            world = sampler.world_of(deal)
             for i, card in enumerate(cards):
                 trial = world.copy()
                 trial.play(card)
                 trial.rollout()
-                totals[i] += trial.seat_score(me) + POINT_BONUS * trial.side_points(me)
+                totals[i] += count * (
+                    trial.seat_score(me) + POINT_BONUS * trial.side_points(me)
+                )
             done += 1
+            weight += count
             if deadline is not None and done >= self.min_worlds and time.perf_counter() > deadline:
                 break
         self.last_worlds = done
@@ -162,7 +177,7 @@ class SearchPlayer:
         preferred = heuristic_card(view)
         best_i = max(
             range(len(cards)),
-            key=lambda i: (round(totals[i] / done, 9), _code_of(cards[i]) == preferred),
+            key=lambda i: (round(totals[i] / weight, 9), _code_of(cards[i]) == preferred),
         )
         return _code_of(cards[best_i])
 
@@ -207,18 +222,17 @@ class SearchPlayer:
         rank = view.contract_rank if view.contract_rank is not None else _DUE
         points = view.contract_points or 61
         suits = ["cdsb".index(code[1]) for code in view.legal]
-        worlds = self._worlds_for(len(suits) * sum(view.hand_sizes))
         sampler = Sampler(view)
         totals = [0.0] * len(suits)
-        for _ in range(worlds):
-            deal = sampler.deal(rng)
+        deals = self._sample(view, sampler, rng, len(suits) * sum(view.hand_sizes))
+        for deal, count in deals:
             for i, suit in enumerate(suits):
                 world = self._contract_world(
                     view, deal, suit, suit * 10 + rank, points, view.contract
                 )
                 world.rollout()
-                totals[i] += world.seat_score(me) + POINT_BONUS * world.side_points(me)
-        self.last_worlds = worlds
+                totals[i] += count * (world.seat_score(me) + POINT_BONUS * world.side_points(me))
+        self.last_worlds = len(deals)
         best_i = max(range(len(suits)), key=lambda i: totals[i])
         return view.legal[best_i]
 
@@ -269,17 +283,16 @@ class SearchPlayer:
                 configs.append(key)
             if len(configs) >= self.bid_candidates:
                 break
-        worlds = min(self.auction_worlds, self._worlds_for(len(configs) * 40))
         sampler = Sampler(view)
         results: dict[tuple[int, int | None, str], list[int]] = {key: [] for key in configs}
-        for _ in range(worlds):
-            deal = sampler.deal(rng)
+        deals = self._sample(view, sampler, rng, len(configs) * 40, self.auction_worlds)
+        for deal, count in deals:
             for suit, called, kind in configs:
                 trump = None if kind == "carichi" else suit
                 world = self._contract_world(view, deal, trump, called, 61, kind)
                 world.rollout()
-                results[(suit, called, kind)].append(world.caller_points())
-        self.last_worlds = worlds
+                results[(suit, called, kind)].extend([world.caller_points()] * count)
+        self.last_worlds = len(deals)
         best_code, best_value = ("P" if "P" in legal else legal[0]), self.margin
         for value, code, suit, called, points, kind in scored:
             key = (suit, called, kind)

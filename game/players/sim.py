@@ -196,11 +196,12 @@ class World:
             return [1.0 if s == c else CHIAMANTE_PRIOR for s in range(n)]
         return [0.0 if s == c else (1.0 if s == seat else COMPARE_PRIOR) for s in range(n)]
 
-    def policy_card(self) -> int:
-        """The heuristic policy's card for the seat on turn, from that seat's knowledge."""
+    def policy_card(self, values: list[float] | None = None) -> int:
+        """The heuristic policy's card for the seat on turn, from that seat's knowledge
+        (with ``values``, the policy's value of each legal card is appended to it)."""
         seat = (self.leader + len(self.trick)) % self.n
         legal = self.legal(seat)
-        if len(legal) == 1:
+        if len(legal) == 1 and values is None:
             return legal[0]
         trump = self.trump if (self.trump_public or seat == self.chiamante) else None
         hidden = self.called if (seat == self.socio and not self.revealed) else -1
@@ -218,6 +219,7 @@ class World:
             self.tricks_total - self.trick_no,
             hidden if hidden is not None else -1,
             self.n,
+            values,
         )
 
     def rollout(self) -> None:

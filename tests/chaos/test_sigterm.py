@@ -103,3 +103,62 @@ async def test_sigterm_during_start_up_with_a_silent_server(tmp_path: Path) -> N
             with contextlib.suppress(BaseException):
                 await starting
             await bot.kill()
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (Linux /proc)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                for child in (task / "children").read_text().split():
+                    if int(child) not in found:
+                        found.add(int(child))
+                        todo.append(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+async def test_sigterm_with_search_computers_stops_the_pool(tmp_path: Path) -> None:
+    """Computers of the search level decide in the bot's process pool: a SIGTERM while
+    they play stops the bot in time, cleanly, and no worker process outlives it."""
+    env = {"GROUP_MESSAGES_PER_MINUTE": "1000", "COMPUTER_LEVEL": "esperto"}
+    async with FakeTelegram(flood=False) as tg:
+        bot = BotProcess(tg, tmp_path, env=env)
+        await bot.start()
+        reader = await open_reader(bot.db_path)
+        try:
+            table = World(tg, reader).add_table(0, 1, rng=random.Random(3))
+            await table.preset_match_end("hands:1")
+            await table.open_and_start(4)
+            loop = asyncio.get_running_loop()
+            await table.play(deadline=loop.time() + 20, presses=3)
+            assert bot.proc is not None and bot.running
+            workers = _descendants(bot.proc.pid)
+            assert workers, "the search pool never started"
+            started = loop.time()
+            bot.proc.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(bot.proc.wait(), BOUND)
+            assert loop.time() - started <= STOP_SECONDS + 1.0, bot.log_tail()
+            assert code == 0, bot.log_tail()
+            assert "SIGTERM: stopping" in bot.log_text()
+            for _ in range(50):
+                if not any(_alive(pid) for pid in workers):
+                    break
+                await asyncio.sleep(0.1)
+            assert not any(_alive(pid) for pid in workers), "a pool worker outlived the bot"
+            # (PTB logs its long poll cut short by the stop as CRITICAL: not ours)
+            problems = [p for p in bot.problems() if "Updater stopped unexpectedly" not in p]
+            assert problems == [], bot.log_tail()
+        finally:
+            await reader.close()
+            await bot.kill()
