@@ -231,12 +231,14 @@ class _HeldOutbox(_RecordingOutbox):
         self.asked: list[int] = []
         self.release = asyncio.Event()
         self.texts: dict[tuple[int, int], str] = {}
+        self.ranks: dict[int, int] = {}
 
     async def send(self, chat_id: int, text: str, kb: Any = None, *, thread_id: Any = None,
                    priority: int = 1) -> Any:
         from types import SimpleNamespace
 
         self.asked.append(chat_id)
+        self.ranks[chat_id] = priority
         await self.release.wait()
         mid = 100 + len(self.texts)
         self.texts[(chat_id, mid)] = text
@@ -253,9 +255,11 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     asked for them returned (the driver awaits them outside the game's redraw lock, so
     the next move's redraw does not wait behind them): a redraw meanwhile sends none of
     them again; each is stored when sent, into the latest UI state; one sent too late
-    for its smazzata is closed (no buttons), not stored."""
+    for its smazzata is closed (no buttons), not stored. The table and the first bidder's
+    hand go as turns, the hands of those who cannot act yet after the turns."""
     import random
 
+    from bot.budget import Priority
     from bot.prefs import Prefs
     from bot.tables.layout import ChatLayout
     from bot.tables.render import Drawn, Landing, Renderer
@@ -284,6 +288,10 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     await asyncio.sleep(0.01)
     assert sorted(box.asked) == [group, 10, 11, 12, 13, 14]  # all asked, none sent yet
     assert len(first.pending) == 6 and renderer.sending(1) and first.chats is None
+    bidder = game.current_seat()
+    assert bidder is not None
+    assert box.ranks == {group: Priority.TURN, **{
+        10 + s: Priority.TURN if s == bidder else Priority.TABLE for s in range(5)}}
     again = Drawn(UiState(), land=land)
     await renderer.draw(row, game, again, [])  # the next move's redraw, meanwhile
     await asyncio.sleep(0.01)

@@ -141,10 +141,10 @@ class Drawn:
 
 #: One new message of a detached sequence: (chat, text, keyboard, thread, what its
 #: landing stores given the sent message or None, what to show instead if it came too
-#: late for the game: (text for the message) or None).
+#: late for the game: (text for the message) or None, its rank in the budget).
 NewMessage = tuple[int, str, InlineKeyboardMarkup | None, int | None,
                    Callable[[Message | None, UiState, int], dict[str, Any] | None],
-                   str | None]
+                   str | None, Priority]
 
 
 class Renderer:
@@ -242,9 +242,9 @@ class Renderer:
         async def run() -> bool:
             landed = False
             try:
-                for chat, text, markup, thread, stores, late in messages:
+                for chat, text, markup, thread, stores, late, priority in messages:
                     msg = await self.outbox.send(chat, text, markup, thread_id=thread,
-                                                 priority=Priority.TURN)
+                                                 priority=priority)
 
                     def compute(ui: UiState, smazzata: int, msg: Message | None = msg,
                                 stores: Any = stores) -> dict[str, Any] | None:
@@ -274,11 +274,13 @@ class Renderer:
             for i, result in enumerate(results, start=posted + 1):
                 over = game.is_over() and i == game.scored_count
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
-                messages.append((chat_id, text, None, row.thread_id, _scored(i), None))
+                messages.append((chat_id, text, None, row.thread_id, _scored(i), None,
+                                 Priority.TURN))
         if game.is_over() and not drawn.ui.over and game.final is not None:
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
-            messages.append((chat_id, text, None, row.thread_id, _over, None))
+            messages.append((chat_id, text, None, row.thread_id, _over, None,
+                             Priority.TURN))
         return messages
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
@@ -348,7 +350,7 @@ class Renderer:
                         "table_smz": smazzata}
 
             return (chat_id, text, markup, row.thread_id, stores,
-                    tr(lang, "table.finished", n=smazzata + 1))
+                    tr(lang, "table.finished", n=smazzata + 1), Priority.TURN)
         self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
                          priority=priority)
         return None
@@ -430,18 +432,23 @@ class Renderer:
                 pressed_here=(pressed is not None and pressed == (chat, mid)
                               and self.outbox.budget.has_room()))
             if mid is None:  # a new smazzata: the cards to bid on unblock play; the new
-                # hands all at once, outside the redraw lock (see :meth:`detach`)
+                # hands all at once, outside the redraw lock (see :meth:`detach`). The
+                # hands of a group's new smazzata whose players cannot act yet go after
+                # the turns (50 tables starting at once are ~300 new messages: the next
+                # bidders' keyboards go before them); a hand sent again (/mano) does not.
+                rank = (Priority.TURN if solo or pressable or drawn.ui.hands
+                        or view.current_seat == seat.seat else Priority.TABLE)
                 self.detach(drawn, row.game_id, f"hand:{seat.seat}", [
                     self._new_hand(chat, text, markup, key, buttons, game.smazzata_index,
                                    solo, tr(plang, "private.finished",
-                                            n=game.smazzata_index + 1))])
+                                            n=game.smazzata_index + 1), rank)])
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
                 self._buttons[key] = (mid, buttons)
 
     def _new_hand(self, chat: int, text: str, markup: InlineKeyboardMarkup | None,
                   key: tuple[int, int], buttons: frozenset[str], smazzata: int, solo: bool,
-                  late: str) -> NewMessage:
+                  late: str, priority: Priority) -> NewMessage:
         seat_no = key[1]
 
         def stores(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
@@ -454,7 +461,7 @@ class Renderer:
                                table_smz=smazzata)
             return changes
 
-        return chat, text, markup, None, stores, late
+        return chat, text, markup, None, stores, late, priority
 
     def _bids_in_hand(self, view: View, seat_no: int, table_chat: int, sent: bool) -> bool:
         """Whether the bidder in turn of a group's auction also gets the bids in their
