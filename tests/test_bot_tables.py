@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import os
 import sys
@@ -220,6 +221,99 @@ async def test_the_pressed_message_and_a_late_groups_bidder_are_drawn_first() ->
             if key != hand:
                 assert (box.edits[key] == Priority.TURN) is (key == pressed)
                 assert not bids & set(kb.all_callback_data(box.markups[key]))
+
+
+class _HeldOutbox(_RecordingOutbox):
+    """Also sends new messages, each held until ``release`` is set (Telegram's budget)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[int] = []
+        self.release = asyncio.Event()
+        self.texts: dict[tuple[int, int], str] = {}
+        self.ranks: dict[int, int] = {}
+
+    async def send(self, chat_id: int, text: str, kb: Any = None, *, thread_id: Any = None,
+                   priority: int = 1) -> Any:
+        from types import SimpleNamespace
+
+        self.asked.append(chat_id)
+        self.ranks[chat_id] = priority
+        await self.release.wait()
+        mid = 100 + len(self.texts)
+        self.texts[(chat_id, mid)] = text
+        return SimpleNamespace(message_id=mid, chat=SimpleNamespace(id=chat_id))
+
+    def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
+             delay: float = 0.0, priority: int = 1) -> None:
+        super().edit(chat_id, message_id, text, kb, delay=delay, priority=priority)
+        self.texts[(chat_id, message_id)] = text
+
+
+async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
+    """A new smazzata's table and hands wait for Telegram's budget after the redraw that
+    asked for them returned (the driver awaits them outside the game's redraw lock, so
+    the next move's redraw does not wait behind them): a redraw meanwhile sends none of
+    them again; each is stored when sent, into the latest UI state; one sent too late
+    for its smazzata is closed (no buttons), not stored. The table and the first bidder's
+    hand go as turns, the hands of those who cannot act yet after the turns."""
+    import random
+
+    from bot.budget import Priority
+    from bot.prefs import Prefs
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import Drawn, Landing, Renderer
+    from bot.tables.state import UiState
+    from game import Game, TableOptions
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                  "{}", None, 0, 0, None, seats)
+    state = {"ui": UiState(), "smazzata": 0}
+
+    async def land(compute: Landing) -> bool:
+        changes = compute(state["ui"], state["smazzata"])  # type: ignore[arg-type]
+        if changes is None:
+            return False
+        state["ui"] = state["ui"].merged(changes)  # type: ignore[union-attr]
+        return True
+
+    box = _HeldOutbox()
+    renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot")  # type: ignore[arg-type]
+    first = Drawn(UiState(), land=land)
+    await renderer.draw(row, game, first, [])
+    await asyncio.sleep(0.01)
+    assert sorted(box.asked) == [group, 10, 11, 12, 13, 14]  # all asked, none sent yet
+    assert len(first.pending) == 6 and renderer.sending(1) and first.chats is None
+    bidder = game.current_seat()
+    assert bidder is not None
+    assert box.ranks == {group: Priority.TURN, **{
+        10 + s: Priority.TURN if s == bidder else Priority.TABLE for s in range(5)}}
+    again = Drawn(UiState(), land=land)
+    await renderer.draw(row, game, again, [])  # the next move's redraw, meanwhile
+    await asyncio.sleep(0.01)
+    assert len(box.asked) == 6 and not again.pending
+    box.release.set()
+    assert await asyncio.gather(*first.pending) == [True] * 6
+    ui = state["ui"]
+    assert isinstance(ui, UiState) and not renderer.sending(1)
+    assert ui.table is not None and ui.table_chat == group and ui.table_smz == 0
+    assert {(10 + s, m) for s, m in ui.hands.items()} <= set(box.texts)
+    assert len(set(ui.hands.values())) == 5 and ui.table not in ui.hands.values()
+
+    # the smazzata moved on before a new message was sent: closed, not stored
+    box, state["ui"] = _HeldOutbox(), UiState()
+    renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot")  # type: ignore[arg-type]
+    late = Drawn(UiState(), land=land)
+    await renderer.draw(row, game, late, [])
+    state["smazzata"] = 1
+    box.release.set()
+    assert await asyncio.gather(*late.pending) == [False] * 6
+    assert state["ui"] == UiState()
+    assert len(box.markups) == 6 and all(kb is None for kb in box.markups.values())
 
 
 async def _no_results(game_id: int) -> list[Any]:

@@ -34,7 +34,7 @@ from bot.tables.delivery import Delivery
 from bot.tables.layout import ChatLayout
 from bot.tables.outages import StorageNotices, announce
 from bot.tables.pacing import PaceKeeper
-from bot.tables.render import Drawn, Renderer
+from bot.tables.render import Drawn, Landing, Renderer
 from bot.tables.seats import Seats
 from bot.tables.state import UiState, prefs_of, ui_of, ui_patch
 from game import Game
@@ -318,34 +318,70 @@ class Tables:
                    pressed: tuple[int, int] | None = None) -> None:
         """Bring every message of the game in line with the stored state (serialised).
 
-        If Telegram or the database fails meanwhile, a redraw is scheduled (backoff)."""
+        If Telegram or the database fails meanwhile, a redraw is scheduled (backoff).
+        New messages (a new smazzata's results, table and hands) are sent outside the
+        lock (:meth:`Renderer.detach`): they are awaited here after it is released, so
+        that the next move's redraw does not wait behind them; once they are stored the
+        game is redrawn (they get the latest content, the version is confirmed)."""
+        pending: list[asyncio.Task[bool]] = []
+        version: int | None = None
         async with self._sync_locks[game_id]:
             try:
-                await self._show_morto_plays(game_id, events)
-                await self._sync(game_id, events, pressed)
+                await self._show_morto_plays(game_id, events, pending)
+                version = await self._sync(game_id, events, pressed, pending)
             except (TelegramError, StorageUnavailable) as exc:
-                failures = self._resync[game_id] = self._resync.get(game_id, 0) + 1
-                delay = backoff(failures, first=1.0, cap=30.0)
-                log.warning("redraw of game %s failed (%s): again in %.0fs", game_id, exc, delay)
-                if not self._closing:
-                    asyncio.get_running_loop().call_later(delay, self.kick, game_id)
+                self._redraw_failed(game_id, exc)
             else:
                 self._resync.pop(game_id, None)
+        await self._settle(game_id, pending, version)
+
+    async def _settle(self, game_id: int, pending: list[asyncio.Task[bool]],
+                      version: int | None) -> None:
+        """Await new messages sent outside the redraw lock (drawn for ``version``); once
+        they are stored, redraw if the game moved meanwhile (they show an older state),
+        else only confirm their delivery (a redraw would replace a picker opened since)."""
+        if not pending:
+            return
+        results = await asyncio.gather(*pending, return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        for exc in failed:
+            if not isinstance(exc, (TelegramError, StorageUnavailable)):
+                raise exc
+        if failed:
+            self._redraw_failed(game_id, failed[0])
+        elif any(results):
+            row = await self.service.latest(game_id)
+            if row is None or row.version != version or row.status != "playing":
+                await self.sync(game_id)
+            elif ui_of(row).drawn != row.version and not self.renderer.sending(game_id):
+                self.delivery.queued(game_id, row.version, self.renderer.chats(row))
+                self.clock.watch(row, self.service.game_of(row))
+
+    def _redraw_failed(self, game_id: int, exc: BaseException) -> None:
+        failures = self._resync[game_id] = self._resync.get(game_id, 0) + 1
+        delay = backoff(failures, first=1.0, cap=30.0)
+        log.warning("redraw of game %s failed (%s): again in %.0fs", game_id, exc, delay)
+        if not self._closing:
+            asyncio.get_running_loop().call_later(delay, self.kick, game_id)
 
     async def _sync(self, game_id: int, events: Sequence[Event],
-                    pressed: tuple[int, int] | None = None) -> None:
+                    pressed: tuple[int, int] | None = None,
+                    pending: list[asyncio.Task[bool]] | None = None) -> int | None:
+        """Draw the stored state (see :meth:`sync`); the version drawn, if any."""
         row = await self.service.latest(game_id)
         if row is None or row.status not in ("playing", "finished"):
-            return
+            return None
         try:
             game = self.service.game_of(row)
         except Refused:  # never started
-            return
-        drawn = Drawn(ui_of(row), record=self._recorder(game_id))
+            return None
+        drawn = Drawn(ui_of(row), land=self._lander(game_id))
         self.clock.note_shown(game_id, drawn.ui.drawn)  # delivered before (e.g. a restart)
         try:
             await self.renderer.draw(row, game, drawn, events, pressed)
-        finally:  # what was sent is remembered even if a later send failed
+        finally:  # what was drawn is remembered even if a later part failed
+            if pending is not None:
+                pending += drawn.pending
             if drawn.changes:
                 await self.service.save_ui(game_id, ui_patch(drawn.changes))
         if game.is_over():
@@ -353,15 +389,30 @@ class Tables:
         if drawn.chats is not None:
             self.delivery.queued(game_id, row.version, drawn.chats)
             self.clock.watch(row, game)
+        return row.version
 
-    def _recorder(self, game_id: int) -> Callable[[dict[str, Any]], Awaitable[str]]:
-        """Stores a redraw's UI changes so far (see ``Drawn.sent``)."""
-        def record(changes: dict[str, Any]) -> Awaitable[str]:
-            return self.service.save_ui(game_id, ui_patch(changes))
+    def _lander(self, game_id: int) -> Callable[[Landing], Awaitable[bool]]:
+        """Stores what a new message brought (see ``Drawn.land``), computed from the latest
+        UI state under the game's redraw lock (no redraw reads it meanwhile)."""
+        async def land(compute: Landing) -> bool:
+            async with self._sync_locks[game_id]:
+                row = await self.service.latest(game_id)
+                if row is None:
+                    return False
+                try:
+                    smazzata = self.service.game_of(row).smazzata_index
+                except Refused:
+                    return False
+                changes = compute(ui_of(row), smazzata)
+                if changes is None:
+                    return False
+                await self.service.save_ui(game_id, ui_patch(changes))
+                return True
 
-        return record
+        return land
 
-    async def _show_morto_plays(self, game_id: int, events: Sequence[Event]) -> None:
+    async def _show_morto_plays(self, game_id: int, events: Sequence[Event],
+                                pending: list[asyncio.Task[bool]]) -> None:
         """Il morto plays by itself within the move before its turn (R90): show the table
         just before each of its cards, at the pace of a computer's move, so the group sees
         its plays one by one (then :meth:`_sync` draws the move's outcome)."""
@@ -379,10 +430,11 @@ class Tables:
         for index in autos:
             frame = Game.from_history(game.options, game.history[: start + index],
                                       game.actions, random.Random(0))
-            drawn = Drawn(ui_of(row), record=self._recorder(game_id))
+            drawn = Drawn(ui_of(row), land=self._lander(game_id))
             try:
                 await self.renderer.draw(row, frame, drawn, ())
             finally:
+                pending += drawn.pending
                 if drawn.changes:
                     row = replace(row, ui_json=await self.service.save_ui(
                         game_id, ui_patch(drawn.changes)))
@@ -430,6 +482,7 @@ class Tables:
         """Send one of the game's messages again (``pick``: its id in the UI state and the
         patch that forgets it), drawn with the latest content, then delete the old one,
         so that the newest message of the chat is the live one."""
+        pending: list[asyncio.Task[bool]] = []
         async with self._sync_locks[game_id]:  # no redraw of the old one meanwhile
             row = await self.service.latest(game_id)
             if row is None or row.status != "playing":
@@ -438,7 +491,8 @@ class Tables:
             if old is not None:  # edits queued for it are dropped, none is made from now
                 self.outbox.retire(chat_id, old)
             await self.service.save_ui(game_id, ui_patch(forget))
-            await self._sync(game_id, [])
+            version = await self._sync(game_id, [], None, pending)
+        await self._settle(game_id, pending, version)  # the new one is sent before the old goes
         if old is not None:
             await self.outbox.released(chat_id, old)  # an edit in flight lands first
             try:

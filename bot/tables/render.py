@@ -8,7 +8,8 @@ record (new message ids, posted results) that the driver saves as a UI patch.
 Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the buttons of the seat
 in turn go first (its private hand in play, or the table while the auction's keyboard is
 in the group), and so do new messages (a smazzata's results, the next smazzata's table
-and hands: a few per smazzata, and everything after them waits for them); then the
+and hands: a few per smazzata; they are sent outside the game's redraw lock, see
+:meth:`Renderer.detach`, so the next move's redraw does not wait for them); then the
 table; then the hands of players who cannot act (when the bot's budget is short, these
 are the ones that wait, merged into one edit).
 
@@ -33,11 +34,11 @@ redrawn less often, each edit showing every move since the last one, never froze
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from telegram import InlineKeyboardMarkup
+from telegram import InlineKeyboardMarkup, Message
 
 from bot.budget import Priority
 from bot.i18n import tr
@@ -112,6 +113,11 @@ def seat_names(row: GameRow, game: Game, lang: str) -> list[str]:
     return names
 
 
+#: Computes what a new message's landing stores (or None: nothing, it came too late),
+#: from the latest UI state and the game's current smazzata.
+Landing = Callable[[UiState, int], dict[str, Any] | None]
+
+
 @dataclass
 class Drawn:
     """What one redraw did: UI fields to store, and whether the version is on its way."""
@@ -120,20 +126,25 @@ class Drawn:
     changes: dict[str, Any] = field(default_factory=dict)
     #: Chats with content of this version queued (None: nothing new was drawn).
     chats: set[int] | None = None
-    #: Stores the changes so far at once (set by the driver; see :meth:`sent`).
-    record: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
+    #: Stores what a new message's send brought, computed from the latest UI state under
+    #: the game's redraw lock (set by the driver; see :meth:`Renderer.detach`); True if
+    #: something was stored.
+    land: Callable[[Landing], Awaitable[bool]] | None = None
+    #: New messages being sent, outside the game's redraw lock (the driver awaits them
+    #: after releasing it): True if the message was sent and stored.
+    pending: list[asyncio.Task[bool]] = field(default_factory=list)
 
     def set(self, **changes: Any) -> None:
         self.changes.update(changes)
         self.ui = self.ui.merged(changes)
 
-    async def sent(self, **changes: Any) -> None:
-        """A new message was sent: store it now, not at the end of the redraw, so that a
-        process that dies later in the redraw (or an instance taking over) does not send
-        it again (issue 20: the window is one send, not a whole redraw's pacing)."""
-        self.set(**changes)
-        if self.record is not None:
-            await self.record(dict(self.changes))
+
+#: One new message of a detached sequence: (chat, text, keyboard, thread, what its
+#: landing stores given the sent message or None, what to show instead if it came too
+#: late for the game: (text for the message) or None, its rank in the budget).
+NewMessage = tuple[int, str, InlineKeyboardMarkup | None, int | None,
+                   Callable[[Message | None, UiState, int], dict[str, Any] | None],
+                   str | None, Priority]
 
 
 class Renderer:
@@ -147,6 +158,8 @@ class Renderer:
         self._pressable: set[tuple[int, int]] = set()
         #: (game, seat) -> (message, callback data) of the buttons last asked for a hand.
         self._buttons: dict[tuple[int, int], tuple[int, frozenset[str]]] = {}
+        #: New messages being sent outside the redraw lock: (game, "group" or "hand:<seat>").
+        self._sending: set[tuple[int, str]] = set()
         #: How long an edit of a private message that nobody can press may wait, so that
         #: several moves of the others become one edit (real seconds; tests scale it).
         self.private_lazy_seconds = 4.0
@@ -181,9 +194,14 @@ class Renderer:
                       and pressed != (chat_id, drawn.ui.table))
 
         async def group() -> None:
-            await self._post_results(row, game, drawn, names, lang, style, chat_id)
+            if (row.game_id, "group") in self._sending:
+                return  # its results and new table are on their way (then a redraw)
+            messages = await self._post_results(row, game, drawn, names, lang, style, chat_id)
             if not game.is_over():
-                await self._draw_table(row, game, drawn, names, lang, chat_id, pressed)
+                table = self._draw_table(row, game, drawn, names, lang, chat_id, pressed)
+                messages += [table] if table is not None else []
+            if messages:
+                self.detach(drawn, row.game_id, "group", messages)
 
         async def hands() -> None:
             if not game.is_over():
@@ -196,29 +214,74 @@ class Renderer:
                   if isinstance(r, BaseException)]
         if failed:  # (both finished: what they sent is in ``drawn``)
             raise failed[0]
-        if drawn.ui.drawn != row.version:
-            drawn.chats = self.layout.chats(row) | {chat_id}
+        if drawn.ui.drawn != row.version and not self.sending(row.game_id):
+            drawn.chats = self.chats(row)
+
+    def chats(self, row: GameRow) -> set[int]:
+        """Every chat that shows the game."""
+        return self.layout.chats(row) | {self.outbox.resolve(self.layout.table_chat(row))}
+
+    def sending(self, game_id: int) -> bool:
+        """Whether new messages of the game are on their way (not stored yet)."""
+        return any(key[0] == game_id for key in self._sending)
+
+    def detach(self, drawn: Drawn, game_id: int, slot: str,
+               messages: Sequence[NewMessage]) -> None:
+        """Send new messages (in this order) outside the game's redraw lock: a new
+        smazzata's results, table and hands wait for Telegram's budget (at 50 tables
+        starting at once, seconds) while the next move's redraw (the next bidder's
+        keyboard) goes on. Each one is stored as soon as it is sent (``Drawn.land``: a
+        process that dies later does not send it again); meanwhile the slot is marked
+        in flight, so that no other redraw sends it too; a message that comes too late
+        (the smazzata moved on) is closed, not stored. The driver awaits
+        ``drawn.pending`` after releasing the lock, then redraws (the new messages get
+        the latest content)."""
+        key = (game_id, slot)
+        self._sending.add(key)
+
+        async def run() -> bool:
+            landed = False
+            try:
+                for chat, text, markup, thread, stores, late, priority in messages:
+                    msg = await self.outbox.send(chat, text, markup, thread_id=thread,
+                                                 priority=priority)
+
+                    def compute(ui: UiState, smazzata: int, msg: Message | None = msg,
+                                stores: Any = stores) -> dict[str, Any] | None:
+                        changes: dict[str, Any] | None = stores(msg, ui, smazzata)
+                        return changes
+
+                    stored = drawn.land is not None and await drawn.land(compute)
+                    landed = landed or (stored and msg is not None)
+                    if not stored and msg is not None and late is not None:
+                        self.outbox.edit(msg.chat.id, msg.message_id, late, None)
+            finally:
+                self._sending.discard(key)
+            return landed
+
+        drawn.pending.append(asyncio.get_running_loop().create_task(
+            run(), name=f"send:{game_id}:{slot}"))
 
     async def _post_results(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
         style: str, chat_id: int,
-    ) -> None:
+    ) -> list[NewMessage]:
+        """The results not posted yet, then the final scores, as new messages."""
+        messages: list[NewMessage] = []
         posted = drawn.ui.scored
         if game.scored_count > posted:
             results = await self._results(row, game, posted)
             for i, result in enumerate(results, start=posted + 1):
                 over = game.is_over() and i == game.scored_count
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
-                await self.outbox.send(chat_id, text, thread_id=row.thread_id,
-                                       priority=Priority.TURN)
-                await drawn.sent(scored=i)
-            drawn.set(scored=game.scored_count)
+                messages.append((chat_id, text, None, row.thread_id, _scored(i), None,
+                                 Priority.TURN))
         if game.is_over() and not drawn.ui.over and game.final is not None:
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
-            await self.outbox.send(chat_id, text, thread_id=row.thread_id,
-                                   priority=Priority.TURN)
-            await drawn.sent(over=True)
+            messages.append((chat_id, text, None, row.thread_id, _over, None,
+                             Priority.TURN))
+        return messages
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
         """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""
@@ -257,12 +320,13 @@ class Renderer:
                                                n=smz + 1), delay=self.private_lazy_seconds,
                                  priority=Priority.IDLE)
 
-    async def _draw_table(
+    def _draw_table(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
         chat_id: int, pressed: tuple[int, int] | None = None,
-    ) -> None:
+    ) -> NewMessage | None:
+        """The table's edit, or (a new smazzata) the new table message to send."""
         if is_private_chat(row.chat_id):
-            return  # alone: the hand's message shows the table (see _draw_hands)
+            return None  # alone: the hand's message shows the table (see _draw_hands)
         view = game.view(None)
         text = texts.table_text(lang, view, names)
         markup = kb.auction_group_keyboard(lang, row.game_id, view)
@@ -277,14 +341,19 @@ class Renderer:
         markup = kb.with_table_button(markup, tr(lang, "webapp.button"),
                                       url=self.webapp_link(row.game_id))
         if drawn.ui.table is None:
-            msg = await self.outbox.send(chat_id, text, markup, thread_id=row.thread_id,
-                                         priority=Priority.TURN)
-            if msg is not None:
-                await drawn.sent(table=msg.message_id, table_chat=msg.chat.id,
-                                 table_smz=game.smazzata_index)
-        else:
-            self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
-                             priority=priority)
+            smazzata = game.smazzata_index
+
+            def stores(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
+                if msg is None or now != smazzata or ui.table is not None:
+                    return None
+                return {"table": msg.message_id, "table_chat": msg.chat.id,
+                        "table_smz": smazzata}
+
+            return (chat_id, text, markup, row.thread_id, stores,
+                    tr(lang, "table.finished", n=smazzata + 1), Priority.TURN)
+        self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
+                         priority=priority)
+        return None
 
     @staticmethod
     def _human_in_turn(row: GameRow, game: Game) -> bool:
@@ -329,16 +398,16 @@ class Renderer:
         solo = is_private_chat(row.chat_id)
         seats = sorted(row.seats, key=lambda s: pressed is None
                        or self.layout.hand_chat(s) != pressed[0])  # the presser's first
-        sends: list[Coroutine[Any, Any, None]] = []
         for seat in seats:
             chat = self.layout.hand_chat(seat)
-            if chat is None:
-                continue
+            mid = drawn.ui.hands.get(seat.seat)
+            if chat is None or (mid is None and (row.game_id, f"hand:{seat.seat}")
+                                in self._sending):
+                continue  # (a new hand on its way: the redraw after it draws it)
             plang = seat_language(seat, lang)
             view = game.view(seat.seat)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
-            mid = drawn.ui.hands.get(seat.seat)
             bidding = (not solo and not seat.away and table_chat is not None
                        and self._bids_in_hand(view, seat.seat, table_chat, mid is None))
             if (solo or bidding) and not seat.away:
@@ -362,30 +431,37 @@ class Renderer:
                 trick_over=trick_over, lazy=self.private_lazy_seconds,
                 pressed_here=(pressed is not None and pressed == (chat, mid)
                               and self.outbox.budget.has_room()))
-            if mid is None:  # a new smazzata: the cards to bid on unblock play
-                sends.append(self._send_hand(chat, text, markup, seat.seat, key, buttons,
-                                             drawn, game.smazzata_index if solo else None))
+            if mid is None:  # a new smazzata: the cards to bid on unblock play; the new
+                # hands all at once, outside the redraw lock (see :meth:`detach`). The
+                # hands of a group's new smazzata whose players cannot act yet go after
+                # the turns (50 tables starting at once are ~300 new messages: the next
+                # bidders' keyboards go before them); a hand sent again (/mano) does not.
+                rank = (Priority.TURN if solo or pressable or drawn.ui.hands
+                        or view.current_seat == seat.seat else Priority.TABLE)
+                self.detach(drawn, row.game_id, f"hand:{seat.seat}", [
+                    self._new_hand(chat, text, markup, key, buttons, game.smazzata_index,
+                                   solo, tr(plang, "private.finished",
+                                            n=game.smazzata_index + 1), rank)])
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
                 self._buttons[key] = (mid, buttons)
-        # the new hands all at once (one after another, the game's next redraw waited for
-        # each of them in turn behind the other tables' messages)
-        failed = [r for r in await asyncio.gather(*sends, return_exceptions=True)
-                  if isinstance(r, BaseException)]
-        if failed:  # (all finished: what they sent is in ``drawn``)
-            raise failed[0]
 
-    async def _send_hand(self, chat: int, text: str, markup: InlineKeyboardMarkup | None,
-                         seat_no: int, key: tuple[int, int], buttons: frozenset[str],
-                         drawn: Drawn, solo_smazzata: int | None) -> None:
-        msg = await self.outbox.send(chat, text, markup, priority=Priority.TURN)
-        if msg is None:
-            return
-        drawn.set(hands={**drawn.ui.hands, seat_no: msg.message_id})
-        if solo_smazzata is not None:  # alone: the hand's message is the table
-            drawn.set(table=msg.message_id, table_chat=msg.chat.id, table_smz=solo_smazzata)
-        self._buttons[key] = (msg.message_id, buttons)
-        await drawn.sent()  # (stored at once: never sent twice, see Drawn.sent)
+    def _new_hand(self, chat: int, text: str, markup: InlineKeyboardMarkup | None,
+                  key: tuple[int, int], buttons: frozenset[str], smazzata: int, solo: bool,
+                  late: str, priority: Priority) -> NewMessage:
+        seat_no = key[1]
+
+        def stores(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
+            if msg is None or now != smazzata or ui.hands.get(seat_no) is not None:
+                return None
+            self._buttons[key] = (msg.message_id, buttons)
+            changes: dict[str, Any] = {"hands": {**ui.hands, seat_no: msg.message_id}}
+            if solo:  # alone: the hand's message is the table
+                changes.update(table=msg.message_id, table_chat=msg.chat.id,
+                               table_smz=smazzata)
+            return changes
+
+        return chat, text, markup, None, stores, late, priority
 
     def _bids_in_hand(self, view: View, seat_no: int, table_chat: int, sent: bool) -> bool:
         """Whether the bidder in turn of a group's auction also gets the bids in their
@@ -418,3 +494,15 @@ class Renderer:
             if seat is not None and chat is not None and not solo_table:
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "table.cancelled"),
                                  None)
+
+
+def _scored(i: int) -> Callable[[Message | None, UiState, int], dict[str, Any] | None]:
+    """A result's landing: the results posted are now ``i`` (sent or refused)."""
+    def stores(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
+        return {"scored": i} if ui.scored < i else None
+
+    return stores
+
+
+def _over(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
+    return None if ui.over else {"over": True}
