@@ -18,7 +18,7 @@ import hmac
 import json
 import time
 from dataclasses import dataclass
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 #: initData is a URL-encoded query string of a few hundred bytes; refuse huge ones early.
 MAX_INIT_DATA = 4096
@@ -86,8 +86,6 @@ def validate_init_data(
 
 def sign_init_data(fields: dict[str, str], bot_token: str) -> str:
     """``initData`` as Telegram would sign it (for tests and the sandbox's stand-in)."""
-    from urllib.parse import urlencode
-
     signed = dict(fields)
     signed["hash"] = hmac.new(
         _secret(bot_token), data_check_string(fields).encode(), hashlib.sha256
