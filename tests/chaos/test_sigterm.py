@@ -11,6 +11,7 @@ import contextlib
 import random
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,17 @@ from tests.conftest import WEBHOOK_SECRET, free_port
 
 #: What a container manager allows (docker stop's default grace period).
 BOUND = 10.0
+
+
+async def _one_person_in_play(tg: FakeTelegram, reader: Any, *, seed: int,
+                              presses: int) -> Any:
+    """A one-smazzata match of one person and four computers, started, with ``presses``
+    of the person's moves made (or 20 s of play)."""
+    table = World(tg, reader).add_table(0, 1, rng=random.Random(seed))
+    await table.preset_match_end("hands:1")
+    await table.open_and_start(4)
+    await table.play(deadline=asyncio.get_running_loop().time() + 20, presses=presses)
+    return table
 
 
 @pytest.mark.parametrize(
@@ -41,11 +53,8 @@ async def test_sigterm_exits_in_time_and_keeps_every_move(
         await bot.start()
         reader = await open_reader(bot.db_path)
         try:
-            table = World(tg, reader).add_table(0, 1, rng=random.Random(7))
-            await table.preset_match_end("hands:1")
-            await table.open_and_start(4)
+            table = await _one_person_in_play(tg, reader, seed=7, presses=4)
             loop = asyncio.get_running_loop()
-            await table.play(deadline=loop.time() + 20, presses=4)
             assert sum(p.acknowledged for p in table.presses) >= 1
             before, _ = await table.state()
 
@@ -137,11 +146,8 @@ async def test_sigterm_with_search_computers_stops_the_pool(tmp_path: Path) -> N
         await bot.start()
         reader = await open_reader(bot.db_path)
         try:
-            table = World(tg, reader).add_table(0, 1, rng=random.Random(3))
-            await table.preset_match_end("hands:1")
-            await table.open_and_start(4)
+            await _one_person_in_play(tg, reader, seed=3, presses=3)
             loop = asyncio.get_running_loop()
-            await table.play(deadline=loop.time() + 20, presses=3)
             assert bot.proc is not None and bot.running
             workers = _descendants(bot.proc.pid)
             assert workers, "the search pool never started"
