@@ -34,6 +34,7 @@ redrawn less often, each edit showing every move since the last one, never froze
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -245,13 +246,8 @@ class Renderer:
                 for chat, text, markup, thread, stores, late, priority in messages:
                     msg = await self.outbox.send(chat, text, markup, thread_id=thread,
                                                  priority=priority)
-
-                    def compute(ui: UiState, smazzata: int, msg: Message | None = msg,
-                                stores: Any = stores) -> dict[str, Any] | None:
-                        changes: dict[str, Any] | None = stores(msg, ui, smazzata)
-                        return changes
-
-                    stored = drawn.land is not None and await drawn.land(compute)
+                    stored = drawn.land is not None and await drawn.land(
+                        functools.partial(stores, msg))
                     landed = landed or (stored and msg is not None)
                     if not stored and msg is not None and late is not None:
                         self.outbox.edit(msg.chat.id, msg.message_id, late, None)
