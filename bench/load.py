@@ -94,6 +94,9 @@ class Figures:
     #: to the first edit of the pressed message (the press shown on it).
     own_p50: float = float("nan")
     own_p95: float = float("nan")
+    #: The same by where the pressed message is: "group" (a bid on the group's keyboard,
+    #: paced at ~20 calls a minute per group), "private" -> (count, p50, p95).
+    own_split: dict[str, tuple[int, float, float]] = field(default_factory=dict)
     #: Seconds from a move being acknowledged to the group table showing it.
     staleness_p50: float = float("nan")
     staleness_p95: float = float("nan")
@@ -284,9 +287,15 @@ async def run_bot(
             figures.bot_turn_p50 = percentile(delivered, 50)
             figures.bot_turn_p95 = percentile(delivered, 95)
             figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
-            own = own_redraw_waits(tg.calls[calls0:], sims, tg.update_log, t0, t1)
+            own_by_chat = own_redraw_waits(tg.calls[calls0:], sims, tg.update_log, t0, t1)
+            own = [wait for wait, _ in own_by_chat]
             figures.own_p50 = percentile(own, 50)
             figures.own_p95 = percentile(own, 95)
+            for where in ("group", "private"):
+                waits = [w for w, group in own_by_chat if group == (where == "group")]
+                if waits:
+                    figures.own_split[where] = (len(waits), percentile(waits, 50),
+                                                percentile(waits, 95))
             stale = await group_staleness(reader, sims, tg, t0, t1)
             figures.staleness_p50 = percentile(stale, 50)
             figures.staleness_p95 = percentile(stale, 95)
@@ -389,10 +398,11 @@ def acknowledged(sims: list[SimTable], t0: float, t1: float) -> list[Any]:
 
 
 def own_redraw_waits(calls: list[Any], sims: list[SimTable], updates: list[PendingUpdate],
-                     t0: float, t1: float) -> list[float]:
+                     t0: float, t1: float) -> list[tuple[float, bool]]:
     """For each move acknowledged in the window: seconds from the bot getting the press
     (getUpdates offered it) to the first successful edit of the message pressed (the
-    bot's side of "my press is shown"); never edited: until the last call."""
+    bot's side of "my press is shown"; never edited: until the last call), and whether
+    that message is in a group."""
     offered = {u.query_id: u.offered_at for u in updates
                if u.query_id is not None and u.offered_at is not None}
     edits: dict[tuple[int, int], list[float]] = {}
@@ -407,7 +417,7 @@ def own_redraw_waits(calls: list[Any], sims: list[SimTable], updates: list[Pendi
         message = p.handle.message
         start = offered.get(p.handle.id) or p.handle.created_at
         at = [t for t in edits.get((message.chat.id, message.message_id), ()) if t >= start]
-        waits.append(max(0.0, min(at, default=end) - start))
+        waits.append((max(0.0, min(at, default=end) - start), message.chat.id < 0))
     return waits
 
 
@@ -635,6 +645,10 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             verdict.append("next button p50/p95 " + ", ".join(
                 f"{where} {p50:.1f}/{p95:.1f} s ({n})"
                 for where, (n, p50, p95) in f.turn_split.items()))
+        if f.own_split:
+            verdict.append("own redraw p50/p95 " + ", ".join(
+                f"{where} {p50:.2f}/{p95:.2f} s ({n})"
+                for where, (n, p50, p95) in f.own_split.items()))
         verdict.append("no update older than 2 s" if not f.older_than_2s
                        else f"{f.older_than_2s} updates older than 2 s")
         verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")

@@ -9,8 +9,9 @@
   ``per_window`` calls guards groups on top (it delays a call by at most an interval).
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
-  granted by :class:`Priority` first, then in order of request: what unblocks play goes
-  before the group tables, which go before the hands of players who cannot act.
+  granted by :class:`Priority` first, then in order of request: the message a person
+  just pressed (their own move shown) goes first, then what unblocks play, then the
+  group tables, then the hands of players who cannot act.
 
 **Saturation** (many busy tables: the turns alone would fill the budget). The group tables
 get what the turns leave, but never less than a bounded share: a table call that waited
@@ -24,7 +25,17 @@ tables at 27/s: ~9.3 s; measured: buttons p95 8.3 s), and the groups share the l
 (50 tables: ~9 s; 200 tables: ~37 s), each edit showing every move since the last one
 (the outbox merges them). A group never freezes, but when Telegram's ~30 calls a second
 cannot give every group an edit per pacing interval *and* every player their buttons, the
-buttons win. The hands of players who cannot act get nothing then (they are brought up
+buttons win.
+
+*The presser's own message* goes before the turns (:attr:`Priority.PRESSED`): a person
+sees their press at once however busy the bot is. In play a move then costs two private
+calls (the presser's hand, the next player's buttons) plus the group's share, so that at
+saturation the next button waits for the others' presses to be shown: with ``c`` calls a
+move, ``tables`` tables and the player's own thinking ``think``, a table's next button
+comes after about ``tables × c / rate − think`` seconds (50 tables, c ≈ 2.3, 27/s, 1 s of
+thinking: ~3.3 s; measured by ``python -m bench.load --tables 50``). Holding the
+presser's message instead (merged into their next turn's edit: c ≈ 1.35) made the next
+button ~1.5 s and the own redraw 8–17 s: a press not shown is what a player notices. The hands of players who cannot act get nothing then (they are brought up
 to date when their turn comes). In a group's auction the group table *is* the keyboard
 of the seat in turn, and a bid costs that one urgent call: the hands' private-only calls
 (obbligato, monte) are buttons drawn for the whole smazzata, not redrawn for each
@@ -52,14 +63,21 @@ log = logging.getLogger(__name__)
 
 
 class Priority(IntEnum):
+    #: The message whose button a person just pressed, redrawn to show their own move:
+    #: part of answering the press (it goes before everything else).
+    PRESSED = 0
     #: The buttons of the seat in turn (private hand or group auction keyboard), the
-    #: answer to a person's press or command.
-    TURN = 0
+    #: answer to a person's command.
+    TURN = 1
     #: The group table, results, announcements.
-    TABLE = 1
+    TABLE = 2
     #: Hands of players who cannot act now (held and merged; brought up to date at the
     #: end of each trick and at the player's turn).
-    IDLE = 2
+    IDLE = 3
+
+
+#: Names of the priorities, in order (the budget's log line).
+PRIORITY_NAMES = tuple(p.name.lower() for p in Priority)
 
 
 @dataclass
@@ -145,12 +163,12 @@ class BudgetReport:
 
     every: float = 60.0
     started: float = field(default_factory=time.monotonic)
-    grants: list[int] = field(default_factory=lambda: [0, 0, 0])
-    waited: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    longest: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    grants: list[int] = field(default_factory=lambda: [0] * len(Priority))
+    waited: list[float] = field(default_factory=lambda: [0.0] * len(Priority))
+    longest: list[float] = field(default_factory=lambda: [0.0] * len(Priority))
 
     def note(self, priority: int, waited: float) -> None:
-        p = min(priority, 2)
+        p = min(priority, Priority.IDLE)
         self.grants[p] += 1
         self.waited[p] += waited
         self.longest[p] = max(self.longest[p], waited)
@@ -161,10 +179,11 @@ class BudgetReport:
                 log.info("global budget, last %.0f s: %s", span, ", ".join(
                     f"{name} {n / span:.1f}/s (waited mean {w / max(1, n):.2f} s, "
                     f"max {m:.1f} s)" for name, n, w, m in zip(
-                        ("turn", "table", "idle"), self.grants, self.waited, self.longest,
+                        PRIORITY_NAMES, self.grants, self.waited, self.longest,
                         strict=True)))
             self.started = now
-            self.grants, self.waited, self.longest = [0, 0, 0], [0.0, 0.0, 0.0], [0.0] * 3
+            self.grants = [0] * len(Priority)
+            self.waited, self.longest = [0.0] * len(Priority), [0.0] * len(Priority)
 
 
 class GlobalBudget:
@@ -186,7 +205,7 @@ class GlobalBudget:
         self._seq = itertools.count()
         self._dispatcher: asyncio.Task[None] | None = None
         #: Calls granted, per priority (for the benchmark).
-        self.granted = [0, 0, 0]
+        self.granted = [0] * len(Priority)
         self.report = BudgetReport()
 
     def _take(self, now: float) -> None:
@@ -211,7 +230,7 @@ class GlobalBudget:
         now = time.monotonic()
         if not self._heap and self._free(now, priority):
             self._take(now)
-            self.granted[min(priority, 2)] += 1
+            self.granted[min(priority, Priority.IDLE)] += 1
             self.report.note(priority, 0.0)
             return
         w = waiter or _Waiter(priority)
@@ -271,9 +290,9 @@ class GlobalBudget:
                 continue
             heapq.heappop(self._heap)
             self._take(now)
-            self.granted[min(prio, 2)] += 1
+            self.granted[min(prio, Priority.IDLE)] += 1
             self.report.note(prio, now - w.since)
-            self._turns_in_a_row = self._turns_in_a_row + 1 if prio == Priority.TURN else 0
+            self._turns_in_a_row = self._turns_in_a_row + 1 if prio <= Priority.TURN else 0
             w.future.set_result(None)
 
     def has_room(self) -> bool:

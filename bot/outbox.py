@@ -8,8 +8,10 @@
   content when it is due and the budgets allow. A burst of moves becomes one edit.
 * **Even pacing** (:mod:`bot.budget`): each chat at most one call per interval (a group
   one per ``60 s / group_per_minute``, ~3.3 s at 18: never burst-then-wait), and the
-  whole bot ``messages_per_second``, granted by priority: the buttons of the seat in turn
-  and replies to a person first, then group tables, then hands nobody can press.
+  whole bot ``messages_per_second``, granted by priority: the message a person just
+  pressed first (showing their own move is part of answering the press), then the
+  buttons of the seat in turn and replies to a person, then group tables, then hands
+  nobody can press.
 * **Nobody waits on it**: :meth:`edit` and :meth:`edit_markup` return at once; only
   :meth:`send` (a new message, whose id the caller needs) waits, and never in a handler.
 * **Re-sent messages** (:meth:`retarget`): edits queued for a message that was replaced
@@ -161,10 +163,14 @@ class Outbox:
 
     def interval(self, chat_id: int) -> float:
         """Seconds between two calls of this chat (the pacing interval)."""
-        private = 1.0 / self.chat_rate if self.chat_rate > 0 else 0.0
+        private = self.private_interval()
         if chat_id >= 0:
             return private
         return max(private, self.window_seconds / max(1.0, self.group_per_minute))
+
+    def private_interval(self) -> float:
+        """Seconds between two calls of a private chat (1.25 s by default)."""
+        return 1.0 / self.chat_rate if self.chat_rate > 0 else 0.0
 
     def wait_for(self, chat_id: int) -> float:
         """Seconds until a new call of this chat could go (its pace, with the calls it
@@ -335,7 +341,7 @@ class Outbox:
 
     def edit_markup(
         self, chat_id: int, message_id: int, kb: InlineKeyboardMarkup | None,
-        fallback_text: str, *, priority: int = Priority.TURN,
+        fallback_text: str, *, priority: int = Priority.PRESSED,
     ) -> None:
         """Redraw the keyboard of a message (picker / confirmation steps), queued like any
         edit; ``fallback_text``: the message's text if never sent by us (e.g. before a

@@ -12,6 +12,7 @@ import pytest
 from telegram import Chat, Message
 from telegram.error import ChatMigrated, NetworkError
 
+from bot.budget import Priority
 from bot.outbox import Outbox, PacedRateLimiter
 
 RATE = 20.0  # calls per second per chat: 50 ms apart
@@ -236,23 +237,25 @@ async def test_a_group_is_paced_evenly_not_burst_then_wait() -> None:
     await box.close()
 
 
-async def test_the_seat_in_turn_goes_first_then_tables_then_idle_hands() -> None:
+async def test_the_pressed_message_then_the_seat_in_turn_then_tables_then_idle_hands() -> None:
     bot = RecordingBot()
     box = Outbox(bot, chat_rate=1000, messages_per_second=20)  # type: ignore[arg-type]
     box._started -= 100
     box.budget.burst = 1.0
     await box.budget.acquire(0)  # the budget is busy for the next 50 ms
     for chat in (1, 2, 3):
-        box.edit(chat, 1, f"idle hand {chat}", priority=2)
-    box.edit(-4, 1, "group table", priority=1)
-    box.edit(5, 1, "your turn", priority=0)
-    box.edit(6, 1, "idle hand 6", priority=2)
-    box.edit(6, 1, "idle hand 6, now your turn", priority=0)  # promoted while waiting
+        box.edit(chat, 1, f"idle hand {chat}", priority=Priority.IDLE)
+    box.edit(-4, 1, "group table", priority=Priority.TABLE)
+    box.edit(5, 1, "your turn", priority=Priority.TURN)
+    box.edit(6, 1, "idle hand 6", priority=Priority.IDLE)
+    box.edit(6, 1, "idle hand 6, now your turn", priority=Priority.TURN)  # promoted while waiting
+    box.edit(7, 1, "your own press", priority=Priority.PRESSED)  # asked for last, goes first
     await box.drain(5)
     order = [c[3] for c in bot.calls]
-    assert set(order[:2]) == {"your turn", "idle hand 6, now your turn"}
-    assert order[2] == "group table"
-    assert sorted(order[3:]) == ["idle hand 1", "idle hand 2", "idle hand 3"]
+    assert order[0] == "your own press"
+    assert set(order[1:3]) == {"your turn", "idle hand 6, now your turn"}
+    assert order[3] == "group table"
+    assert sorted(order[4:]) == ["idle hand 1", "idle hand 2", "idle hand 3"]
     await box.close()
 
 

@@ -358,6 +358,23 @@ def test_in_a_group_auction_no_hand_is_redrawn_for_its_turn() -> None:
     assert all(seen.values()), seen
 
 
+def test_the_pressed_message_goes_before_every_turn_whatever_it_shows() -> None:
+    """Showing the presser their own move is part of answering the press: the pressed
+    message's edit is the most urgent call, in every phase, whether it still has
+    something to press or not, alone or in a group, and it is never held."""
+    from bot.budget import Priority
+    from bot.tables.render import hand_urgency
+
+    for phase in ("auction", "declaration", "play"):
+        for pressable in (False, True):
+            for solo in (False, True):
+                assert hand_urgency(phase, pressable=pressable, solo=solo, just_moved=True,
+                                    trick_over=False, lazy=4.0, pressed_here=True) \
+                    == (Priority.PRESSED, 0.0)
+                assert hand_urgency(phase, pressable=pressable, solo=solo, just_moved=True,
+                                    trick_over=False, lazy=4.0)[0] > Priority.PRESSED
+
+
 def test_result_totals_use_the_same_minus_sign_as_the_changes() -> None:
     from game.events import SmazzataScored
 

@@ -12,8 +12,11 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 from bot import callbacks as cb
 from bot.features.common import alert, answer, private_only_reply, reply
 from bot.i18n import tr
+from bot.outbox import Outbox
+from bot.render import texts
 from bot.runtime import is_group, rt_of, thread_of
-from bot.service import Refused
+from bot.service import Applied, Refused
+from bot.tables import prefs_of
 from storage import StorageUnavailable
 
 log = logging.getLogger(__name__)
@@ -40,15 +43,28 @@ async def on_action(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except StorageUnavailable:  # nothing saved; the group is told by Tables
         await refuse(update, context, Refused("storage.not_saved"))
         return
+    message = query.message
+    pressed = None if message is None else (message.chat.id, message.message_id)
     try:
-        await answer(query)
+        await answer(query, shown_soon(rt.outbox, applied, pressed))
     finally:
         # the move is stored: render it whatever happens to the answer, but only once
         # the answer is on its way (the task would run first at the answer's first await);
         # the pressed message is redrawn first (it shows the presser their own move)
-        message = query.message
-        pressed = None if message is None else (message.chat.id, message.message_id)
         context.application.create_task(rt.tables.after(applied, pressed), update=update)
+
+
+def shown_soon(outbox: Outbox, applied: Applied, pressed: tuple[int, int] | None) -> str | None:
+    """The answer's notice when the pressed message cannot show the move at once: a bid
+    on a group's keyboard while the group's pace (~20 calls a minute) holds its redraw
+    longer than a private chat's pacing interval (1.25 s); the move in words, so that the
+    presser sees their own press right away. None otherwise (the redraw shows it)."""
+    if pressed is None or pressed[0] > 0 or \
+            outbox.wait_for(pressed[0]) <= outbox.private_interval():
+        return None
+    prefs = prefs_of(applied.row)
+    move = texts.bid_text(prefs.language, prefs.options.deck_style.value, applied.code)
+    return tr(prefs.language, "toast.move_shown_soon", move=move)
 
 
 async def refuse(update: Update, context: ContextTypes.DEFAULT_TYPE, refusal: Refused) -> None:

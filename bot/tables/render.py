@@ -5,9 +5,10 @@ each hand ``view(seat)``; a new smazzata gets new messages, otherwise edits (coa
 the :class:`~bot.outbox.Outbox`). It writes nothing itself: it fills a :class:`Drawn`
 record (new message ids, posted results) that the driver saves as a UI patch.
 
-Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the buttons of the seat
-in turn go first (its private hand in play, or the table while the auction's keyboard is
-in the group), and so do new messages (a smazzata's results, the next smazzata's table
+Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the message a person
+just pressed goes before everything (it shows them their own move: part of answering the
+press, whatever else waits); then the buttons of the seat in turn (its private hand in
+play, or the table while the auction's keyboard is in the group), and so do new messages (a smazzata's results, the next smazzata's table
 and hands: a few per smazzata; they are sent outside the game's redraw lock, see
 :meth:`Renderer.detach`, so the next move's redraw does not wait for them); then the
 table; then the hands of players who cannot act (when the bot's budget is short, these
@@ -95,7 +96,9 @@ def hand_urgency(phase: str, *, pressable: bool, solo: bool, just_moved: bool,
     (merged with the next ones): see the module's docstring. ``pressed_here``: the
     player just pressed a button of this message; showing the press is part of
     answering it."""
-    if pressable or pressed_here:
+    if pressed_here:
+        return Priority.PRESSED, 0.0
+    if pressable:
         return Priority.TURN, 0.0
     if solo:  # alone, this message is the table too: never held
         return Priority.TABLE, 0.0
@@ -332,7 +335,7 @@ class Renderer:
         elif markup is not None and self._human_in_turn(row, game):
             priority = Priority.TURN  # the keyboard of the seat in turn is in the group
         if pressed is not None and pressed == (chat_id, drawn.ui.table):
-            priority = Priority.TURN  # the presser's own message
+            priority = Priority.PRESSED  # the presser's own message
         # (at the declaration the buttons are in the caller's hand: the table is a table)
         markup = kb.with_table_button(markup, tr(lang, "webapp.button"),
                                       url=self.webapp_link(row.game_id))
@@ -425,8 +428,7 @@ class Renderer:
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds,
-                pressed_here=(pressed is not None and pressed == (chat, mid)
-                              and self.outbox.budget.has_room()))
+                pressed_here=pressed is not None and pressed == (chat, mid))
             if mid is None:  # a new smazzata: the cards to bid on unblock play; the new
                 # hands all at once, outside the redraw lock (see :meth:`detach`). The
                 # hands of a group's new smazzata whose players cannot act yet go after

@@ -1,14 +1,19 @@
 """The presser's own message shows the press first (issue 18): after a player presses a
 card in their hand, the first call the bot makes after answering the press is the edit of
 that message, even when the press comes right after their turn's edit (a private chat
-may take a short burst). And no edit repeats what a message shows (Telegram would answer
-400 "message is not modified")."""
+may take a short burst), and even when the bot's budget is saturated (other turns
+queued for it: the press is shown before them). And no edit repeats what a message shows
+(Telegram would answer 400 "message is not modified")."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from bot.budget import Priority
 from bot.prefs import with_value
 from storage import repo
 from tests.conftest import make_bot
@@ -20,32 +25,18 @@ def not_modified(tg: Any) -> list[Any]:
             and "not modified" in (c.description or "")]
 
 
+#: Turns of other tables queued for the bot's budget when the press comes (saturated):
+#: its burst and this many seconds of calls.
+QUEUED_SECONDS = 0.5
+
+
+@pytest.mark.parametrize("saturated", [False, True], ids=["quiet", "saturated"])
 async def test_the_pressed_hand_is_the_first_call_after_the_answer(
-    tg: Any, tmp_path: Path
+    tg: Any, tmp_path: Path, saturated: bool
 ) -> None:
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     try:
-        ada, bea = (tg.add_user(n, language_code="it") for n in ("Ada", "Bea"))
-        for user in (ada, bea):
-            await user.start_bot()
-        group = tg.add_group("Tavolo", [ada, bea], admins=[ada])
-        # Bea sits last: after her move the next seat is Ada's (seat 0), drawn before hers
-        # in seat order
-        prefs = with_value(await bot.rt.chat_prefs(group.id), "match_end", "hands:1")
-        await repo.save_chat_settings(bot.rt.db, group.id, prefs.language, prefs.to_json())
-        sent = await ada.send(group, "/nuova")
-        lobby = await tg.wait_for_message(group, "nuova partita", after=sent)
-        gid = next(int(b.callback_data.split(":")[1]) for b in lobby.buttons
-                   if (b.callback_data or "").endswith(":join"))
-        for user, data in ((ada, "join"), (ada, "cpu"), (ada, "cpu"), (ada, "cpu"),
-                           (bea, "join")):
-            answer = await (await user.press(lobby, f"l:{gid}:{data}")).wait(10)
-            assert not answer.show_alert, answer.text
-        table = Table(tg, bot, group, [ada, bea])
-        table.game_id = gid
-        assert (await table.row()).seat_of(bea.id).seat == 4  # type: ignore[union-attr]
-        await ada.send(group, "/inizia")
-        await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+        table = await started_table(tg, bot)
         await table.play(cheap_policy, until=lambda g: g.phase.value == "play")
         checked = 0
         while checked < 6:
@@ -68,6 +59,9 @@ async def test_the_pressed_hand_is_the_first_call_after_the_answer(
             await tg.wait_until(lambda u=user: not bot.rt.outbox.pending()
                                 and not bot.rt.outbox.wait_for(u.id), timeout=10,
                                 what="nothing queued")
+            budget = bot.rt.outbox.budget
+            turns = int(budget.burst + QUEUED_SECONDS / budget.interval) if saturated else 0
+            queued = [asyncio.create_task(budget.acquire(Priority.TURN)) for _ in range(turns)]
             handle = await user.press(message, data)
             answer = await handle.wait(10)
             assert not answer.show_alert, answer.text
@@ -79,6 +73,11 @@ async def test_the_pressed_hand_is_the_first_call_after_the_answer(
                            and c.seq > seq for c in tg.calls)
 
             await tg.wait_until(edited, timeout=10, what="the pressed message's edit")
+            # the press went before the turns already waiting (most still wait)
+            if saturated:
+                assert sum(t.done() for t in queued) < turns - QUEUED_SECONDS / 3 / \
+                    budget.interval, "behind the turns"
+            await asyncio.gather(*queued)
             after = [c for c in tg.calls if c.seq > seq and c.method != "getUpdates"]
             first = after[0]
             assert first.method.startswith("editMessage"), (first, after[:3])
@@ -89,6 +88,80 @@ async def test_the_pressed_hand_is_the_first_call_after_the_answer(
         assert checked >= 3
         await bot.rt.outbox.drain()
         assert not not_modified(tg), not_modified(tg)[:3]
+    finally:
+        await bot.stop()
+
+
+async def started_table(tg: Any, bot: Any) -> Table:
+    """Ada (seat 0) and Bea (seat 4, last) with three computers, one smazzata, started."""
+    ada, bea = (tg.add_user(n, language_code="it") for n in ("Ada", "Bea"))
+    for user in (ada, bea):
+        await user.start_bot()
+    group = tg.add_group("Tavolo", [ada, bea], admins=[ada])
+    # Bea sits last: after her move the next seat is Ada's (seat 0), drawn before hers
+    # in seat order
+    prefs = with_value(await bot.rt.chat_prefs(group.id), "match_end", "hands:1")
+    await repo.save_chat_settings(bot.rt.db, group.id, prefs.language, prefs.to_json())
+    sent = await ada.send(group, "/nuova")
+    lobby = await tg.wait_for_message(group, "nuova partita", after=sent)
+    gid = next(int(b.callback_data.split(":")[1]) for b in lobby.buttons
+               if (b.callback_data or "").endswith(":join"))
+    for user, data in ((ada, "join"), (ada, "cpu"), (ada, "cpu"), (ada, "cpu"),
+                       (bea, "join")):
+        answer = await (await user.press(lobby, f"l:{gid}:{data}")).wait(10)
+        assert not answer.show_alert, answer.text
+    table = Table(tg, bot, group, [ada, bea])
+    table.game_id = gid
+    assert (await table.row()).seat_of(bea.id).seat == 4  # type: ignore[union-attr]
+    await ada.send(group, "/inizia")
+    await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+    return table
+
+
+async def test_a_bid_on_a_paced_group_keyboard_is_shown_in_the_answer(
+    tg: Any, tmp_path: Path
+) -> None:
+    """A group gets ~20 calls a minute: a bid pressed on its keyboard while its redraw
+    must wait longer than a private chat's interval gets the bid in the press's answer
+    (a notice: the presser sees their own move at once); pressed when the group's
+    redraw can go at once, a plain answer (the redraw shows it)."""
+    bot = await make_bot(tg, tmp_path / "bot.db", speed=2.0).start()  # a group: 1.7 s
+    try:
+        table = await started_table(tg, bot)
+        outbox, group = bot.rt.outbox, table.group
+        answers: dict[bool, Any] = {}
+        for _ in range(12):
+            if len(answers) == 2:
+                break
+            row, game = await table.state()
+            if game.view(None).phase != "auction":
+                break
+            seat = row.seat(game.current_seat())
+            if seat is None or not seat.is_human:
+                await table.step(cheap_policy)
+                continue
+            view = game.view(seat.seat)
+            calls = sorted(view.legal, key=lambda c: c == "P")  # a call before a pass
+
+            def on_group_keyboard(v: int = row.version, codes: Any = calls) -> Any:
+                return next(((m, d) for code in codes
+                             if (m := table._message_with(group, d := f"a:{table.game_id}:"
+                                                          f"{v}:{code}")) is not None), None)
+
+            message, data = await tg.wait_until(on_group_keyboard, timeout=10,
+                                                what="the group's keyboard")
+            paced = not answers
+            if paced:
+                await outbox.take(group.id)  # the group's call just made: the next waits
+            else:
+                await tg.wait_until(lambda: not outbox.wait_for(group.id), timeout=10,
+                                    what="the group's pace")
+            user = table.users[seat.user_id]
+            answers[paced] = await (await user.press(message, data)).wait(10)
+            await table._wait_version(row.version, 10)
+        assert set(answers) == {True, False}, answers
+        assert not answers[True].show_alert and answers[True].text.startswith("✓ Hai detto:")
+        assert not answers[False].show_alert and not answers[False].text
     finally:
         await bot.stop()
 
