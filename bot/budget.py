@@ -25,7 +25,8 @@ tables at 27/s: ~9.3 s; measured: buttons p95 8.3 s), and the groups share the l
 (50 tables: ~9 s; 200 tables: ~37 s), each edit showing every move since the last one
 (the outbox merges them). A group never freezes, but when Telegram's ~30 calls a second
 cannot give every group an edit per pacing interval *and* every player their buttons, the
-buttons win.
+buttons win. The hands of players who cannot act get nothing then (they are brought up
+to date when their turn comes).
 
 *The presser's own message* goes before the turns (:attr:`Priority.PRESSED`): a person
 sees their press at once however busy the bot is. In play a move then costs two private
@@ -35,8 +36,9 @@ move, ``tables`` tables and the player's own thinking ``think``, a table's next 
 comes after about ``tables × c / rate − think`` seconds (50 tables, c ≈ 2.3, 27/s, 1 s of
 thinking: ~3.3 s; measured by ``python -m bench.load --tables 50``). Holding the
 presser's message instead (merged into their next turn's edit: c ≈ 1.35) made the next
-button ~1.5 s and the own redraw 8–17 s: a press not shown is what a player notices. The hands of players who cannot act get nothing then (they are brought up
-to date when their turn comes). In a group's auction the group table *is* the keyboard
+button ~1.5 s and the own redraw 8–17 s: a press not shown is what a player notices.
+
+In a group's auction the group table *is* the keyboard
 of the seat in turn, and a bid costs that one urgent call: the hands' private-only calls
 (obbligato, monte) are buttons drawn for the whole smazzata, not redrawn for each
 bidder's turn (:mod:`bot.tables.render`). Measured at 200 tables in the auction (window

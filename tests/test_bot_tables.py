@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bot.budget import Priority
 from bot.tables.state import UiState, ui_patch
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bot" / "tables"
@@ -133,7 +134,7 @@ class _RecordingOutbox:
         return self.group_wait if chat_id < 0 else 0.0
 
     def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
-             delay: float = 0.0, priority: int = 1) -> None:
+             delay: float = 0.0, priority: int = Priority.TABLE) -> None:
         self.edits[(chat_id, message_id)] = priority
         self.markups[(chat_id, message_id)] = kb
 
@@ -144,7 +145,6 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
     turn is a turn, the table a table, the others' hands wait."""
     import random
 
-    from bot.budget import Priority
     from bot.prefs import Prefs
     from bot.tables.layout import ChatLayout
     from bot.tables.render import Drawn, Renderer
@@ -184,12 +184,11 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
 
 
 async def test_the_pressed_message_and_a_late_groups_bidder_are_drawn_first() -> None:
-    """The message whose button made the move is redrawn as a turn (it shows the presser
-    their own move); in a group's auction, when the group's keyboard would wait behind
+    """The message whose button made the move is redrawn before the turns (it shows the
+    presser their own move); in a group's auction, when the group's keyboard would wait behind
     other group calls, the bidder in turn gets the bids in their hand too, as a turn."""
     import random
 
-    from bot.budget import Priority
     from bot.prefs import Prefs
     from bot.render import keyboards as kb
     from bot.tables.layout import ChatLayout
@@ -219,7 +218,8 @@ async def test_the_pressed_message_and_a_late_groups_bidder_are_drawn_first() ->
         for s in range(5):
             key = (10 + s, 20 + s)
             if key != hand:
-                assert (box.edits[key] == Priority.TURN) is (key == pressed)
+                assert box.edits[key] == (Priority.PRESSED if key == pressed
+                                          else Priority.IDLE)
                 assert not bids & set(kb.all_callback_data(box.markups[key]))
 
 
@@ -234,7 +234,7 @@ class _HeldOutbox(_RecordingOutbox):
         self.ranks: dict[int, int] = {}
 
     async def send(self, chat_id: int, text: str, kb: Any = None, *, thread_id: Any = None,
-                   priority: int = 1) -> Any:
+                   priority: int = Priority.TABLE) -> Any:
         from types import SimpleNamespace
 
         self.asked.append(chat_id)
@@ -245,7 +245,7 @@ class _HeldOutbox(_RecordingOutbox):
         return SimpleNamespace(message_id=mid, chat=SimpleNamespace(id=chat_id))
 
     def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
-             delay: float = 0.0, priority: int = 1) -> None:
+             delay: float = 0.0, priority: int = Priority.TABLE) -> None:
         super().edit(chat_id, message_id, text, kb, delay=delay, priority=priority)
         self.texts[(chat_id, message_id)] = text
 
@@ -259,7 +259,6 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     hand go as turns, the hands of those who cannot act yet after the turns."""
     import random
 
-    from bot.budget import Priority
     from bot.prefs import Prefs
     from bot.tables.layout import ChatLayout
     from bot.tables.render import Drawn, Landing, Renderer

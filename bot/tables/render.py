@@ -8,11 +8,12 @@ record (new message ids, posted results) that the driver saves as a UI patch.
 Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the message a person
 just pressed goes before everything (it shows them their own move: part of answering the
 press, whatever else waits); then the buttons of the seat in turn (its private hand in
-play, or the table while the auction's keyboard is in the group), and so do new messages (a smazzata's results, the next smazzata's table
-and hands: a few per smazzata; they are sent outside the game's redraw lock, see
-:meth:`Renderer.detach`, so the next move's redraw does not wait for them); then the
-table; then the hands of players who cannot act (when the bot's budget is short, these
-are the ones that wait, merged into one edit).
+play, or the table while the auction's keyboard is in the group), and so do new
+messages (a smazzata's results, the next smazzata's table and hands: a few per smazzata;
+they are sent outside the game's redraw lock, see :meth:`Renderer.detach`, so the next
+move's redraw does not wait for them); then the table; then the hands of players who
+cannot act (when the bot's budget is short, these are the ones that wait, merged into
+one edit).
 
 In a group's auction a bid costs one urgent call: the group's keyboard, where the next
 bidder bids. The hands carry the private-only calls (obbligato ranks, il monte) as
