@@ -547,6 +547,12 @@ class SimTable:
                 if message is not None and self._may_press(previous, loop.time()):
                     if self.think:
                         await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5))
+                        # a person looks again: a button redrawn away meanwhile (the
+                        # group's keyboard moved on) is not pressed
+                        message = find_button_message(user.private_chat, data) or (
+                            find_button_message(self.group, data) if group else None)
+                        if message is None:
+                            continue
                     handle = await user.press(message, data)
                     press = Press(user.id, row.game_id, row.version, code, handle, loop.time())
                     self.presses.append(press)

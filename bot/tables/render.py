@@ -408,14 +408,15 @@ class Renderer:
             view = game.view(seat.seat)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
+            key = (row.game_id, seat.seat)
             bidding = (not solo and not seat.away and table_chat is not None
-                       and self._bids_in_hand(view, seat.seat, table_chat, mid is None))
+                       and (self._bids_in_hand(view, seat.seat, table_chat, mid is None)
+                            or self._shows_bids(key, mid, row.game_id, view)))
             if (solo or bidding) and not seat.away:
                 markup = kb.solo_keyboard(plang, row.game_id, view, stable=not solo)
             else:
                 markup = kb.private_keyboard(plang, row.game_id, view, away=seat.away)
             buttons = frozenset(kb.all_callback_data(markup))
-            key = (row.game_id, seat.seat)
             pressable = bidding or hand_pressable(view, markup, away=seat.away, solo=solo)
             just_moved = not pressable and (key in self._pressable or seat.seat in bidders)
             if pressable:
@@ -471,6 +472,16 @@ class Renderer:
         late = self.outbox.wait_for(table_chat) > min(
             GROUP_LATE_SECONDS, self.outbox.interval(table_chat))
         return sent or (late and self.outbox.budget.has_room())
+
+    def _shows_bids(self, key: tuple[int, int], mid: int | None, game_id: int,
+                    view: View) -> bool:
+        """Whether that hand's message was last asked to show the bids of this version
+        (they stay until the bid is made: a button does not vanish under a finger)."""
+        asked = self._buttons.get(key)
+        if view.phase != "auction" or asked is None or asked[0] != mid:
+            return False
+        drawn = f"a:{game_id}:{view.version}:"
+        return any(data.startswith(drawn) for data in asked[1])
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,
                      buttons: frozenset[str]) -> bool:
