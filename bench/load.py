@@ -87,6 +87,9 @@ class Figures:
     #: Next-button waits by where the buttons are: "group" (the auction's keyboard),
     #: "private" (the hand: cards, declaration) -> (count, p50, p95).
     turn_split: dict[str, tuple[int, float, float]] = field(default_factory=dict)
+    #: The same for the turns that began in the window (not during the set-up and the
+    #: warm-up: at many tables all the first smazzate start in the same second).
+    turn_split_begun: dict[str, tuple[int, float, float]] = field(default_factory=dict)
     #: Bot API message calls (sends, edits) per stored move: to groups, to the private
     #: chat of the seat in turn (the call carries its buttons), to other private chats.
     per_move: dict[str, float] = field(default_factory=dict)
@@ -236,7 +239,12 @@ async def run_bot(
             waits = [w for w, _ in turns]
             figures.turn_p50 = percentile(waits, 50)
             figures.turn_p95 = percentile(waits, 95)
+            begun = window_turns(sims, t0, t1, begun=True)
             for where, in_group in (("group", True), ("private", False)):
+                later = [w for w, group in begun if group == in_group]
+                if later:
+                    figures.turn_split_begun[where] = (len(later), percentile(later, 50),
+                                                       percentile(later, 95))
                 some = [w for w, group in turns if group == in_group]
                 figures.turn_split[where] = (len(some), percentile(some, 50),
                                              percentile(some, 95))
@@ -332,14 +340,15 @@ async def run_bot(
     return figures
 
 
-def window_turns(sims: list[SimTable], t0: float, t1: float) -> list[tuple[float, bool]]:
+def window_turns(sims: list[SimTable], t0: float, t1: float, *,
+                 begun: bool = False) -> list[tuple[float, bool]]:
     """The next-button waits of the window: (seconds, whether the buttons were in the
     group), for the buttons that appeared in the window — the moves pressed there, as
     the moves by phase count them. (Counted by when the turn began instead, the
     200-table window after a 90 s warm-up held none of the group waits of the ~120 bids
     pressed in it: under saturation those turns had all begun before the window.)"""
     return [(wait, group) for t in sims for seen, wait, group in t.turn_waits
-            if t0 <= seen + wait < t1]
+            if t0 <= seen + wait < t1 and (not begun or seen >= t0)]
 
 
 MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
@@ -645,6 +654,10 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             verdict.append("next button p50/p95 " + ", ".join(
                 f"{where} {p50:.1f}/{p95:.1f} s ({n})"
                 for where, (n, p50, p95) in f.turn_split.items()))
+        if f.turn_split_begun:
+            verdict.append("of the turns begun in the window " + ", ".join(
+                f"{where} {p50:.1f}/{p95:.1f} s ({n})"
+                for where, (n, p50, p95) in f.turn_split_begun.items()))
         if f.own_split:
             verdict.append("own redraw p50/p95 " + ", ".join(
                 f"{where} {p50:.2f}/{p95:.2f} s ({n})"
