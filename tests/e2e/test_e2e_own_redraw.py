@@ -125,7 +125,7 @@ async def test_a_bid_on_a_paced_group_keyboard_is_shown_in_the_answer(
     must wait longer than a private chat's interval gets the bid in the press's answer
     (a notice: the presser sees their own move at once); pressed when the group's
     redraw can go at once, a plain answer (the redraw shows it)."""
-    bot = await make_bot(tg, tmp_path / "bot.db", speed=2.0).start()  # a group: 1.7 s
+    bot = await make_bot(tg, tmp_path / "bot.db", speed=4.0).start()  # a group: 0.8 s
     try:
         table = await started_table(tg, bot)
         outbox, group = bot.rt.outbox, table.group
