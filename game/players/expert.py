@@ -24,8 +24,19 @@ import random
 
 from game.players.inference import Inference, weighted_deals
 from game.players.sampling import Deal, Sampler
-from game.players.search import SearchPlayer
+from game.players.search import POINT_BONUS, SearchPlayer
+from game.players.sim import World
+from game.scoring import bid_multiplier
 from game.view import View
+
+#: The auction's estimate of making a call is lowered by this much (and by
+#: ``SHIFT_DOUBLED`` for a contract of 71 or more, whose score is doubled or tripled).
+SHIFT = 0.04
+SHIFT_DOUBLED = 0.13
+#: A call is made when its expected score beats passing by this much (``forte``: 0.25).
+CALL_MARGIN = 0.25
+#: Width (card points) of the smoothed contract outcome of a rollout; 0 = the exact one.
+SPREAD = 0.0
 
 
 class ExpertPlayer(SearchPlayer):
@@ -38,6 +49,10 @@ class ExpertPlayer(SearchPlayer):
         candidates: int = 3,
         max_seconds: float | None = None,
         name: str = "esperto",
+        shift: float = SHIFT,
+        shift_doubled: float = SHIFT_DOUBLED,
+        call_margin: float = CALL_MARGIN,
+        spread: float = SPREAD,
     ) -> None:
         super().__init__(
             seed,
@@ -48,6 +63,20 @@ class ExpertPlayer(SearchPlayer):
             name=name,
         )
         self.candidates = candidates
+        self.shift = shift
+        self.shift_doubled = shift_doubled
+        self.calibrate_bids = shift != 0.0 or shift_doubled != 0.0
+        self.call_margin = call_margin
+        self.spread = spread
+
+    def _outcome(self, world: World, me: int) -> float:
+        if self.spread <= 0.0:
+            return super()._outcome(world, me)
+        return world.soft_seat_score(me, self.spread) + POINT_BONUS * world.side_points(me)
+
+    def _bid_p(self, p: float, points: int) -> float:
+        shift = self.shift if bid_multiplier(points) == 1 else self.shift_doubled
+        return min(1.0, max(0.0, p - shift))
 
     def _sample(
         self, view: View, sampler: Sampler, rng: random.Random, cost: int, cap: int | None = None
