@@ -99,7 +99,7 @@ class SearchPlayer:
         self._heuristic = HeuristicPlayer(seed, margin=margin)
         #: Worlds used by the last decision (for tests and diagnostics).
         self.last_worlds = 0
-        #: The last auction decision's estimated chance of making each call rolled out.
+        #: The last auction decision's chance of making each call it weighed (diagnostics).
         self.last_bid_p: dict[str, float] = {}
 
     # ------------------------------------------------------------------ entry point
@@ -140,11 +140,6 @@ class SearchPlayer:
         hand model (``esperto`` corrects it for the auction's optimism)."""
         return p
 
-    def _outcome(self, world: World, me: int) -> float:
-        """The value of a finished rollout for seat ``me``: its score change, plus a
-        tiny bonus per card point of its side."""
-        return world.seat_score(me) + POINT_BONUS * world.side_points(me)
-
     def _worlds_for(self, cost: int) -> int:
         return max(self.min_worlds, min(self.max_worlds, self.budget // max(1, cost)))
 
@@ -183,7 +178,9 @@ class SearchPlayer:
                 trial = world.copy()
                 trial.play(card)
                 trial.rollout()
-                totals[i] += count * self._outcome(trial, me)
+                totals[i] += count * (
+                    trial.seat_score(me) + POINT_BONUS * trial.side_points(me)
+                )
             done += 1
             weight += count
             if deadline is not None and done >= self.min_worlds and time.perf_counter() > deadline:
@@ -247,7 +244,7 @@ class SearchPlayer:
                     view, deal, suit, suit * 10 + rank, points, view.contract
                 )
                 world.rollout()
-                totals[i] += count * self._outcome(world, me)
+                totals[i] += count * (world.seat_score(me) + POINT_BONUS * world.side_points(me))
         self.last_worlds = len(deals)
         best_i = max(range(len(suits)), key=lambda i: totals[i])
         return view.legal[best_i]

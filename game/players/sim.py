@@ -13,8 +13,6 @@ unless it is still secret under al buio, and the voids revealed by the follow-su
 
 from __future__ import annotations
 
-import math
-
 from game.cards import CARD_POINTS
 from game.players.common import ALL_MASK
 from game.players.policy import choose_card
@@ -252,22 +250,6 @@ class World:
         if seat == self.socio:
             return float(unit)
         return float(-unit)
-
-    def soft_seat_score(self, seat: int, spread: float) -> float:
-        """:meth:`seat_score` with the contract's outcome smoothed: the chance of making
-        it is a logistic curve of the calling side's points around the target, ``spread``
-        points wide (a rollout's points are an estimate, not the real play)."""
-        p = self.caller_points()
-        n_target = 61 if self.kind in ("rank", "carichi") else self.points
-        target = 60 if self.tie and n_target == 61 else n_target
-        unit = math.tanh((p - target + 0.5) / (2.0 * spread)) * bid_multiplier(n_target)
-        if self.cappotto and p in (0, 120):
-            unit *= 2
-        if seat == self.chiamante:
-            return unit * (self.n - 1 if self.socio is None else self.n - 3)
-        if seat == self.socio:
-            return unit
-        return -unit
 
     def side_points(self, seat: int) -> int:
         p = self.caller_points()
