@@ -7,8 +7,10 @@ import random
 
 from game.engine import Game
 from game.options import TableOptions
+from game.players.auction_check import play_contract, summary
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
+from game.players.search import SearchPlayer
 from game.view import View
 
 
@@ -58,3 +60,20 @@ def test_the_default_correction_lowers_an_optimistic_estimate() -> None:
     assert player._bid_p(0.7, 71) < player._bid_p(0.7, 70)
     assert player._bid_p(0.0, 81) >= 0.0 and player._bid_p(1.0, 61) <= 1.0
     assert player._bid_p(0.5, 64) < player._bid_p(0.6, 64) < player._bid_p(0.8, 64)
+
+
+def test_the_auction_check_sets_each_estimate_against_its_contract() -> None:
+    def tiny(seed: int) -> SearchPlayer:
+        return SearchPlayer(
+            seed, budget=300, min_worlds=2, max_worlds=4, bid_candidates=2, auction_worlds=6
+        )
+
+    contracts = [play_contract(seed, tiny) for seed in range(4)]
+    weighed = [c for c in contracts if c.estimate is not None]
+    assert weighed  # the search weighed the call it won with
+    for contract in contracts:
+        assert contract.target >= 60
+        assert (contract.score > 0) == contract.made
+        assert contract.estimate is None or 0.0 <= contract.estimate <= 1.0
+    table = summary(contracts).splitlines()
+    assert table[-1].split()[:2] == ["all", str(len(contracts))]
