@@ -1,7 +1,7 @@
 """The ``esperto`` player: determinised search over deals weighted by inference.
 
 It is the ``forte`` search (:mod:`game.players.search`: sampled deals, heuristic
-rollouts, every candidate action on the same deals) with two changes:
+rollouts, every candidate action on the same deals) with three changes:
 
 * *Inference* (:mod:`game.players.inference`). ``candidates`` times more deals than it
   plays out are sampled, each weighted by how likely the other seats' bids, passes and
@@ -10,6 +10,16 @@ rollouts, every candidate action on the same deals) with two changes:
   holds trumps, the seat that passed at once holds little, the seat that did not load
   its partner's trick had no carico to load. It applies to the play, the declaration
   and the auction (from the second speaker on).
+* *A sober auction.* The ``forte`` auction estimates the chance of making a call from
+  rollouts blended with the hand model, and the seat that wins the auction is the one
+  whose estimate was highest: over 438 self-play contracts (five-player chiamata,
+  ``forte`` and ``esperto`` tables) the winning call's estimate averaged 0.67 against
+  0.56 made, and in the 200 ``forte`` contracts where it was split by level the gap
+  was in the doubled contracts (71 and up: 0.67 estimated, 0.54 made, 71 contracts;
+  61–70: 0.67 and 0.63, 125).
+  ``esperto`` lowers its estimates by those measured gaps (``SHIFT``,
+  ``SHIFT_DOUBLED``) for every call it weighs, so it jumps to 71 only with a hand that
+  makes it.
 * *A larger budget*, counted in simulated card plays (the replays of the inference
   included), so a decision stays a pure function of the seed and the view; p95 on one
   core stays under 0.3 s (``python -m game.arena``).
@@ -25,7 +35,15 @@ import random
 from game.players.inference import Inference, weighted_deals
 from game.players.sampling import Deal, Sampler
 from game.players.search import SearchPlayer
+from game.scoring import bid_multiplier
 from game.view import View
+
+#: The auction's estimate of making a call is lowered by this much (and by
+#: ``SHIFT_DOUBLED`` for a contract of 71 or more, whose score is doubled or tripled).
+SHIFT = 0.04
+SHIFT_DOUBLED = 0.13
+#: A call is made when its expected score beats passing by this much (``forte``: 0.25).
+CALL_MARGIN = 0.25
 
 
 class ExpertPlayer(SearchPlayer):
@@ -38,6 +56,9 @@ class ExpertPlayer(SearchPlayer):
         candidates: int = 3,
         max_seconds: float | None = None,
         name: str = "esperto",
+        shift: float = SHIFT,
+        shift_doubled: float = SHIFT_DOUBLED,
+        call_margin: float = CALL_MARGIN,
     ) -> None:
         super().__init__(
             seed,
@@ -48,6 +69,14 @@ class ExpertPlayer(SearchPlayer):
             name=name,
         )
         self.candidates = candidates
+        self.shift = shift
+        self.shift_doubled = shift_doubled
+        self.calibrate_bids = shift != 0.0 or shift_doubled != 0.0
+        self.call_margin = call_margin
+
+    def _bid_p(self, p: float, points: int) -> float:
+        shift = self.shift if bid_multiplier(points) == 1 else self.shift_doubled
+        return min(1.0, max(0.0, p - shift))
 
     def _sample(
         self, view: View, sampler: Sampler, rng: random.Random, cost: int, cap: int | None = None

@@ -94,9 +94,13 @@ class SearchPlayer:
         self.name = name
         #: Plain Briscola: sampled deals per decision (:mod:`game.players.briscola`).
         self.briscola_worlds = briscola_worlds
+        #: A call is made when its expected score beats passing by this much.
+        self.call_margin = margin
         self._heuristic = HeuristicPlayer(seed, margin=margin)
         #: Worlds used by the last decision (for tests and diagnostics).
         self.last_worlds = 0
+        #: The last auction decision's chance of making each call it weighed (diagnostics).
+        self.last_bid_p: dict[str, float] = {}
 
     # ------------------------------------------------------------------ entry point
 
@@ -126,6 +130,15 @@ class SearchPlayer:
             # must always be made: fall back to the rule-based choice.
             self.last_worlds = 0
             return self._heuristic.choose(view)
+
+    #: Whether every call is valued through :meth:`_bid_p` (the ``esperto`` player);
+    #: ``forte`` keeps the hand model's value for the calls it does not roll out.
+    calibrate_bids = False
+
+    def _bid_p(self, p: float, points: int) -> float:
+        """The chance of making a call for ``points``, from the blend of rollouts and
+        hand model (``esperto`` corrects it for the auction's optimism)."""
+        return p
 
     def _worlds_for(self, cost: int) -> int:
         return max(self.min_worlds, min(self.max_worlds, self.budget // max(1, cost)))
@@ -293,20 +306,24 @@ class SearchPlayer:
                 world.rollout()
                 results[(suit, called, kind)].extend([world.caller_points()] * count)
         self.last_worlds = len(deals)
-        best_code, best_value = ("P" if "P" in legal else legal[0]), self.margin
+        self.last_bid_p = {}
+        best_code, best_value = ("P" if "P" in legal else legal[0]), self.call_margin
         for value, code, suit, called, points, kind in scored:
             key = (suit, called, kind)
-            if key in results:
-                samples = results[key]
+            if key in results or self.calibrate_bids:
                 target = target_of(points, tie)
-                hits = sum(1 for p in samples if p >= target)
                 solo = kind == "carichi" or (called is not None and called in hand)
                 if kind == "carichi":
                     prior = p_reach(_carichi_mean(evaluator), 16.0, target)
                 else:
                     mean, _sd, _ = evaluator.mean(suit, called)
                     prior = p_reach(mean, SOLO_SD if solo else TEAM_SD, target)
-                p = (hits + PRIOR_WEIGHT * prior) / (len(samples) + PRIOR_WEIGHT)
+                samples = results.get(key, [])
+                hits = sum(1 for p in samples if p >= target)
+                p = self._bid_p(
+                    (hits + PRIOR_WEIGHT * prior) / (len(samples) + PRIOR_WEIGHT), points
+                )
+                self.last_bid_p[code] = p
                 value = contract_ev(p, points, solo, view.players)
             if value > best_value:
                 best_code, best_value = code, value
