@@ -239,15 +239,8 @@ async def run_bot(
             waits = [w for w, _ in turns]
             figures.turn_p50 = percentile(waits, 50)
             figures.turn_p95 = percentile(waits, 95)
-            begun = window_turns(sims, t0, t1, begun=True)
-            for where, in_group in (("group", True), ("private", False)):
-                later = [w for w, group in begun if group == in_group]
-                if later:
-                    figures.turn_split_begun[where] = (len(later), percentile(later, 50),
-                                                       percentile(later, 95))
-                some = [w for w, group in turns if group == in_group]
-                figures.turn_split[where] = (len(some), percentile(some, 50),
-                                             percentile(some, 95))
+            figures.turn_split = split(turns)
+            figures.turn_split_begun = split(window_turns(sims, t0, t1, begun=True))
             measured = window(tg.update_log, t0, t1)
             handled = [u for u in measured if u.handled_at is not None]
             callbacks = [u for u in handled if u.kind == "callback_query"]
@@ -299,11 +292,7 @@ async def run_bot(
             own = [wait for wait, _ in own_by_chat]
             figures.own_p50 = percentile(own, 50)
             figures.own_p95 = percentile(own, 95)
-            for where in ("group", "private"):
-                waits = [w for w, group in own_by_chat if group == (where == "group")]
-                if waits:
-                    figures.own_split[where] = (len(waits), percentile(waits, 50),
-                                                percentile(waits, 95))
+            figures.own_split = split(own_by_chat)
             stale = await group_staleness(reader, sims, tg, t0, t1)
             figures.staleness_p50 = percentile(stale, 50)
             figures.staleness_p95 = percentile(stale, 95)
@@ -573,6 +562,23 @@ class EchoBot:
         await self.process.kill()
 
 
+def split(waits: list[tuple[float, bool]]) -> dict[str, tuple[int, float, float]]:
+    """(seconds, in a group) pairs by where: "group", "private" -> (count, p50, p95)."""
+    figures = {}
+    for where, in_group in (("group", True), ("private", False)):
+        some = [w for w, group in waits if group == in_group]
+        figures[where] = (len(some), percentile(some, 50), percentile(some, 95))
+    return figures
+
+
+def split_text(label: str, figures: dict[str, tuple[int, float, float]],
+               digits: int = 1) -> str:
+    """One split of the details line: "label group p50/p95 s (n), private …"."""
+    return label + " " + ", ".join(
+        f"{where} {p50:.{digits}f}/{p95:.{digits}f} s ({n})"
+        for where, (n, p50, p95) in figures.items())
+
+
 def percentiles(values: list[float]) -> tuple[float, float, float]:
     return percentile(values, 50), percentile(values, 95), percentile(values, 99)
 
@@ -651,17 +657,12 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             verdict.append("moves by phase: " + ", ".join(
                 f"{k} {f.phases[k]}" for k in ("auction", "declaration", "play")))
         if f.turn_split:
-            verdict.append("next button p50/p95 " + ", ".join(
-                f"{where} {p50:.1f}/{p95:.1f} s ({n})"
-                for where, (n, p50, p95) in f.turn_split.items()))
+            verdict.append(split_text("next button p50/p95", f.turn_split))
         if f.turn_split_begun:
-            verdict.append("of the turns begun in the window " + ", ".join(
-                f"{where} {p50:.1f}/{p95:.1f} s ({n})"
-                for where, (n, p50, p95) in f.turn_split_begun.items()))
+            verdict.append(split_text("of the turns begun in the window",
+                                      f.turn_split_begun))
         if f.own_split:
-            verdict.append("own redraw p50/p95 " + ", ".join(
-                f"{where} {p50:.2f}/{p95:.2f} s ({n})"
-                for where, (n, p50, p95) in f.own_split.items()))
+            verdict.append(split_text("own redraw p50/p95", f.own_split, digits=2))
         verdict.append("no update older than 2 s" if not f.older_than_2s
                        else f"{f.older_than_2s} updates older than 2 s")
         verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")

@@ -536,9 +536,7 @@ class SimTable:
                 previous = last_press.get(row.version)
                 # a bid's button is in the group, and in the bidder's hand too when the
                 # group's keyboard would be late: pressed wherever it is first
-                message = find_button_message(user.private_chat, data)
-                if message is None and group:
-                    message = find_button_message(self.group, data)
+                message = self._button(user, data, group)
                 key = (row.game_id, row.version)
                 seen = self._turn_seen.setdefault(key, loop.time())
                 if message is not None and seen > 0:
@@ -549,8 +547,7 @@ class SimTable:
                         await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5))
                         # a person looks again: a button redrawn away meanwhile (the
                         # group's keyboard moved on) is not pressed
-                        message = find_button_message(user.private_chat, data) or (
-                            find_button_message(self.group, data) if group else None)
+                        message = self._button(user, data, group)
                         if message is None:
                             continue
                     handle = await user.press(message, data)
@@ -571,6 +568,14 @@ class SimTable:
                         await user.dm("/mano")
             await self.watch.wait(0.25)
         return False
+
+    def _button(self, user: FakeUser, data: str, group: bool) -> FakeMessage | None:
+        """The message showing the button ``data`` to ``user``: their hand first, then
+        the group's keyboard (``group``: a bid)."""
+        message = find_button_message(user.private_chat, data)
+        if message is None and group:
+            message = find_button_message(self.group, data)
+        return message
 
     def _view_of(self, game: Game, row: GameRow, seat: int) -> View:
         """The seat's view, computed once per version (the loop wakes on every redraw)."""

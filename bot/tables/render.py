@@ -477,19 +477,21 @@ class Renderer:
                     view: View) -> bool:
         """Whether that hand's message was last asked to show the bids of this version
         (they stay until the bid is made: a button does not vanish under a finger)."""
-        asked = self._buttons.get(key)
-        if view.phase != "auction" or asked is None or asked[0] != mid:
+        if view.phase != "auction":
             return False
         drawn = f"a:{game_id}:{view.version}:"
-        return any(data.startswith(drawn) for data in asked[1])
+        return any(data.startswith(drawn) for data in self._asked(key, mid))
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,
                      buttons: frozenset[str]) -> bool:
         """Whether ``buttons`` has one not asked for that hand's message before (its
         buttons drawn for the smazzata, e.g. back from "away", or after a restart)."""
+        return not buttons <= self._asked(key, mid)
+
+    def _asked(self, key: tuple[int, int], mid: int | None) -> frozenset[str]:
+        """The buttons last asked for that hand's message (none if it is another one)."""
         asked = self._buttons.get(key)
-        known = asked[1] if asked is not None and asked[0] == mid else frozenset()
-        return not buttons <= known
+        return asked[1] if asked is not None and asked[0] == mid else frozenset()
 
     def cancelled(self, row: GameRow, ui: UiState, *, table: bool = True) -> None:
         """/annulla, or the group is gone: the table and every hand say so, no buttons."""
