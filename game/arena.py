@@ -78,20 +78,23 @@ class GameResult:
     target: int = 0
 
 
+#: Makes the player of a type name for a seed (``create_player``, or a tuning tool's).
+PlayerFactory = Callable[[str, int], Player]
+
+
 def play_deal(
     deal_seed: int,
     types: Sequence[str],
     options: TableOptions,
     player_seed: int,
     cpu_clock: bool = False,
+    make: PlayerFactory = create_player,
 ) -> GameResult:
     """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``
     (decisions timed in CPU time of this process with ``cpu_clock``, else wall time)."""
     clock = time.process_time if cpu_clock else time.perf_counter
     game = Game.new(options, random.Random(deal_seed))
-    players: list[Player] = [
-        create_player(kind, player_seed * 10 + seat) for seat, kind in enumerate(types)
-    ]
+    players: list[Player] = [make(kind, player_seed * 10 + seat) for seat, kind in enumerate(types)]
     times: dict[str, list[float]] = {}
     choice_times: dict[str, list[float]] = {}
     while not game.is_over() and game.scored_count == 0:
@@ -159,15 +162,17 @@ def units_of(options: TableOptions, deal_seed: int) -> tuple[int, list[tuple[int
     return game.n, [(seat,) for seat in range(game.n) if seat != game.morto]
 
 
-_Task = tuple[int, int, Sequence[str] | None, str, str, TableOptions, bool]
+_Task = tuple[int, int, Sequence[str] | None, str, str, TableOptions, bool, PlayerFactory]
 
 
 def _run_deal(args: _Task) -> list[GameResult]:
-    deal, seed, mix_types, a, b, options, cpu_clock = args
+    deal, seed, mix_types, a, b, options, cpu_clock, make = args
     deal_seed = seed * 1_000_003 + deal
     seats, units = units_of(options, deal_seed)
     assignments = schedule(mix_types, a, b, seats, units)
-    return [play_deal(deal_seed, types, options, deal_seed, cpu_clock) for types in assignments]
+    return [
+        play_deal(deal_seed, types, options, deal_seed, cpu_clock, make) for types in assignments
+    ]
 
 
 @dataclass
@@ -263,12 +268,16 @@ def run(
     jobs: int = 1,
     progress: int = 0,
     cpu_clock: bool = False,
+    make: PlayerFactory = create_player,
 ) -> dict[str, TypeStats]:
     """Play the arena and return the per-type statistics (with ``progress``, print the
-    candidate's running figure every that many deals)."""
+    candidate's running figure every that many deals; ``make`` builds the players, it
+    must be picklable with ``jobs`` > 1)."""
     base = options or TableOptions()
     options = base.model_copy(update={"match_end": "hands:1"})
-    tasks = [(deal, seed, mix_types, a, b, options, cpu_clock) for deal in range(deals)]
+    tasks: list[_Task] = [
+        (deal, seed, mix_types, a, b, options, cpu_clock, make) for deal in range(deals)
+    ]
     results: list[list[GameResult]] = []
     with Pool(jobs) if jobs > 1 else _Serial() as pool:
         for result in pool.imap(_run_deal, tasks, chunksize=1):

@@ -45,7 +45,7 @@ from game.players.knowledge import (
     trump_known,
     unseen_mask,
 )
-from game.players.policy import choose_card
+from game.players.policy import DEFAULT_WEIGHTS, Weights, choose_card
 from game.view import View
 
 _DUE = int(Rank.DUE)
@@ -190,7 +190,7 @@ def heuristic_declare(view: View) -> str:
     return best_code
 
 
-def heuristic_card(view: View) -> str:
+def heuristic_card(view: View, weights: Weights = DEFAULT_WEIGHTS) -> str:
     """The card to play, from what this seat knows (see :mod:`game.players.policy`)."""
     me = view.seat
     assert me is not None
@@ -210,6 +210,7 @@ def heuristic_card(view: View) -> str:
         tricks_total(view) - view.trick_no,
         hidden if hidden is not None else -1,
         view.players,
+        weights=weights,
     )
     return "c" + _card_code(card)
 
@@ -222,12 +223,18 @@ class HeuristicPlayer:
     """Rule-based player; ``noise`` > 0 makes it err like a casual player (``facile``)."""
 
     def __init__(
-        self, seed: int = 0, noise: float = 0.0, margin: float = 0.25, name: str = "heuristic"
+        self,
+        seed: int = 0,
+        noise: float = 0.0,
+        margin: float = 0.25,
+        name: str = "heuristic",
+        weights: Weights = DEFAULT_WEIGHTS,
     ) -> None:
         self.seed = seed
         self.noise = noise
         self.margin = margin
         self.name = name
+        self.weights = weights
 
     def choose(self, view: View) -> Action:
         return parse_action(self.choose_code(view))
@@ -249,4 +256,4 @@ class HeuristicPlayer:
             return legal[rng.randrange(len(legal))]
         if view.game == "briscola":
             return briscola.heuristic_code(view)
-        return heuristic_card(view)
+        return heuristic_card(view, self.weights)

@@ -46,7 +46,7 @@ This single formula reproduces the classic rules of the table:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from game.cards import CARD_POINTS
 from game.players.common import STRONGER, SUIT_MASK
@@ -61,6 +61,27 @@ DUMP: Final = 0.6
 LEAD_COST: Final = 1.2
 #: Cost of playing the called card while still hidden, early in the smazzata.
 REVEAL_COST: Final = 4.0
+
+
+class Weights(NamedTuple):
+    """The policy's weights (the defaults are the constants above; other weights are
+    measured with :mod:`game.players.tune`)."""
+
+    #: scale of ``TRUMP_POWER``
+    power: float = 1.0
+    #: tricks over which trump power fades to 0 at the end of the smazzata
+    horizon: float = 3.0
+    load: float = LOAD
+    dump: float = DUMP
+    lead: float = LEAD_COST
+    reveal: float = REVEAL_COST
+    #: chance a later seat able to beat the winner does, by the stake (≥10, ≥3, less)
+    will_high: float = 0.9
+    will_mid: float = 0.7
+    will_low: float = 0.4
+
+
+DEFAULT_WEIGHTS: Final = Weights()
 
 
 def choose_card(
@@ -78,6 +99,7 @@ def choose_card(
     hidden_called: int = -1,
     n: int = 5,
     values: list[float] | None = None,
+    weights: Weights = DEFAULT_WEIGHTS,
 ) -> int:
     """The card a good player plays here (see the module docstring for the reasoning).
 
@@ -98,11 +120,12 @@ def choose_card(
     """
     if len(legal) == 1 and values is None:
         return legal[0]
+    power, horizon, load, dump, lead, reveal, will_high, will_mid, will_low = weights
     n_unseen = unseen.bit_count()
     played = len(trick)
     later = [(me + k) % n for k in range(1, n - played)]
-    power_scale = 0.0 if tricks_left <= 1 else min(1.0, (tricks_left - 1) / 3.0)
-    lead_cost = LEAD_COST if tricks_left > 1 else 0.0
+    power_scale = 0.0 if tricks_left <= 1 else power * min(1.0, (tricks_left - 1) / horizon)
+    lead_cost = lead if tricks_left > 1 else 0.0
     # per later seat: the chance of missing any given unseen card, its voids, its side
     misses = []
     for seat in later:
@@ -119,8 +142,8 @@ def choose_card(
     load_theirs = 0.0
     for seat in later:
         p_l = partner_p[seat]
-        load_mine += p_l * LOAD + (1.0 - p_l) * DUMP
-        load_theirs += p_l * DUMP + (1.0 - p_l) * LOAD
+        load_mine += p_l * load + (1.0 - p_l) * dump
+        load_theirs += p_l * dump + (1.0 - p_l) * load
     table = 0
     if played:
         led = trick[0] // 10
@@ -186,7 +209,7 @@ def choose_card(
                     chances.append(1.0 - (1.0 - p_same) * (1.0 - p_trump))
                 beat_cache[x] = chances
             stake = table + points
-            will = 0.9 if stake >= 10 else (0.7 if stake >= 3 else 0.4)
+            will = will_high if stake >= 10 else (will_mid if stake >= 3 else will_low)
             for i, seat in enumerate(later):
                 b = chances[i]
                 if b:
@@ -201,7 +224,7 @@ def choose_card(
         if card // 10 == trump:
             value -= TRUMP_POWER[card % 10] * power_scale
         if card == hidden_called and tricks_left > 3:
-            value -= REVEAL_COST
+            value -= reveal
         # deterministic tie-break: fewer points, then the weaker card
         value -= points * 1e-6 + (9 - card % 10) * 1e-7
         if values is not None:

@@ -50,6 +50,7 @@ from game.players.heuristic import (
     obbligato_suits,
 )
 from game.players.knowledge import absent_mask, tricks_total
+from game.players.policy import DEFAULT_WEIGHTS, Weights
 from game.players.sampling import Deal, InconsistentView, Sampler
 from game.players.sim import World
 from game.view import View
@@ -82,6 +83,7 @@ class SearchPlayer:
         margin: float = 0.25,
         name: str = "search",
         briscola_worlds: int = 40,
+        weights: Weights = DEFAULT_WEIGHTS,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -96,7 +98,9 @@ class SearchPlayer:
         self.briscola_worlds = briscola_worlds
         #: A call is made when its expected score beats passing by this much.
         self.call_margin = margin
-        self._heuristic = HeuristicPlayer(seed, margin=margin)
+        #: the rollout policy's weights (:class:`game.players.policy.Weights`)
+        self.weights = weights
+        self._heuristic = HeuristicPlayer(seed, margin=margin, weights=weights)
         #: Worlds used by the last decision (for tests and diagnostics).
         self.last_worlds = 0
         #: The last auction decision's chance of making each call it weighed (diagnostics).
@@ -174,6 +178,7 @@ class SearchPlayer:
         weight = 0
         for deal, count in self._sample(view, sampler, rng, len(cards) * remaining):
             world = sampler.world_of(deal)
+            world.weights = self.weights
             for i, card in enumerate(cards):
                 trial = world.copy()
                 trial.play(card)
@@ -187,7 +192,7 @@ class SearchPlayer:
                 break
         self.last_worlds = done
         # ties (within float noise) go to the heuristic's own choice
-        preferred = heuristic_card(view)
+        preferred = heuristic_card(view, self.weights)
         best_i = max(
             range(len(cards)),
             key=lambda i: (round(totals[i] / weight, 9), _code_of(cards[i]) == preferred),
@@ -227,6 +232,7 @@ class SearchPlayer:
             played=absent_mask(view),  # the 4s with six players: never in a hand
             tricks_total=tricks_total(view),
             voids=[0] * view.players,
+            weights=self.weights,
         )
 
     def _declare(self, view: View, rng: random.Random) -> str:

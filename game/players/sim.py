@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from game.cards import CARD_POINTS
 from game.players.common import ALL_MASK
-from game.players.policy import choose_card
+from game.players.policy import DEFAULT_WEIGHTS, Weights, choose_card
 from game.scoring import bid_multiplier
 
 #: What a compare believes of an unknown seat before the socio is revealed: two of the
@@ -55,6 +55,7 @@ class World:
         "trump",
         "trump_public",
         "voids",
+        "weights",
     )
 
     def __init__(
@@ -80,6 +81,7 @@ class World:
         played: int,
         voids: list[int],
         tricks_total: int = 8,
+        weights: Weights = DEFAULT_WEIGHTS,
     ) -> None:
         self.n = len(hands)
         self.hands = hands
@@ -105,6 +107,8 @@ class World:
         self.played = played
         self.voids = voids
         self.tricks_total = tricks_total
+        #: the rollout policy's weights (every seat's)
+        self.weights = weights
         #: partner_p per (seat, revealed): the roles never change, so copies share it
         self.pp_cache: dict[tuple[int, bool], list[float]] = {}
 
@@ -220,6 +224,7 @@ class World:
             hidden if hidden is not None else -1,
             self.n,
             values,
+            self.weights,
         )
 
     def rollout(self) -> None:
