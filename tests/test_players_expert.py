@@ -8,7 +8,7 @@ import random
 from game.engine import Game
 from game.options import TableOptions
 from game.players.auction_check import play_contract, summary
-from game.players.expert import ExpertPlayer
+from game.players.expert import CALL_MARGIN, ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
 from game.players.search import SearchPlayer
 from game.view import View
@@ -77,3 +77,18 @@ def test_the_auction_check_sets_each_estimate_against_its_contract() -> None:
         assert contract.estimate is None or 0.0 <= contract.estimate <= 1.0
     table = summary(contracts).splitlines()
     assert table[-1].split()[:2] == ["all", str(len(contracts))]
+
+
+def test_esperto_calls_a_little_below_zero_because_passing_costs() -> None:
+    """Passing is worth about −0.14 a smazzata (the chiamante gains on average), so
+    ``esperto`` makes a call from an expected score just below 0; every call the
+    ``forte`` margin (0.25) makes, it makes too, and some more."""
+    assert CALL_MARGIN < 0.0
+    more = 0
+    for i, view in enumerate(_auction_views(24)):
+        careful = ExpertPlayer(i, budget=2000, call_margin=0.25).choose(view).code
+        bolder = ExpertPlayer(i, budget=2000).choose(view).code
+        if careful != "P":
+            assert bolder == careful  # the same estimates: the same best call
+        more += careful == "P" and bolder != "P"
+    assert more > 0

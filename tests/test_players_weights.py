@@ -71,21 +71,27 @@ def test_a_candidate_with_the_default_weights_plays_like_the_field() -> None:
     [
         SearchPlayer(3, budget=1500),
         SearchPlayer(3, budget=1500, weights=FOUND),
+        SearchPlayer(3, budget=1500, own_weights=FOUND),
         ExpertPlayer(3, budget=1500),
     ],
+    ids=["forte", "forte-all-found", "forte-own-found", "esperto"],
 )
 def test_the_rollouts_play_with_the_players_weights(
     player: SearchPlayer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen: list[Weights] = []
+    """Every seat of a rollout plays with the player's ``weights``, except the searching
+    seat's own later moves, which follow its ``own_weights``."""
+    seats: dict[int, set[Weights]] = {}
     real = sim.choose_card
 
     def recording(*args: Any) -> int:
-        seen.append(args[-1])
+        seats.setdefault(args[0], set()).add(args[-1])
         return real(*args)
 
     monkeypatch.setattr(sim, "choose_card", recording)
     view = next(v for v in _play_views(1) if v.trick_no < 4)
     player.choose(view)
-    assert seen
-    assert set(seen) == {player.weights}
+    assert view.seat is not None
+    assert seats.pop(view.seat) == {player.own_weights}
+    assert seats and all(found == {player.weights} for found in seats.values())
+

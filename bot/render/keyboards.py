@@ -257,7 +257,7 @@ def solo_lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
     ]
     return markup(
         [
-            levels,
+            *(levels[i : i + 2] for i in range(0, len(levels), 2)),  # two a row: long names
             [_btn(tr(lang, "btn.settings"), cb.lobby(game_id, "set"))],
             [_btn(tr(lang, "btn.start"), cb.lobby(game_id, "go"))],
         ]

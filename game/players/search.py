@@ -84,6 +84,7 @@ class SearchPlayer:
         name: str = "search",
         briscola_worlds: int = 40,
         weights: Weights = DEFAULT_WEIGHTS,
+        own_weights: Weights | None = None,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -100,6 +101,8 @@ class SearchPlayer:
         self.call_margin = margin
         #: the rollout policy's weights (:class:`game.players.policy.Weights`)
         self.weights = weights
+        #: the weights of this seat's own later moves in its rollouts (default: ``weights``)
+        self.own_weights = own_weights or weights
         self._heuristic = HeuristicPlayer(seed, margin=margin, weights=weights)
         #: Worlds used by the last decision (for tests and diagnostics).
         self.last_worlds = 0
@@ -179,6 +182,7 @@ class SearchPlayer:
         for deal, count in self._sample(view, sampler, rng, len(cards) * remaining):
             world = sampler.world_of(deal)
             world.weights = self.weights
+            world.own, world.own_weights = me, self.own_weights
             for i, card in enumerate(cards):
                 trial = world.copy()
                 trial.play(card)
@@ -211,7 +215,7 @@ class SearchPlayer:
         if called is not None:
             holder = next(s for s in range(view.players) if called in deal.hands[s])
             socio = None if holder == me else holder
-        return World(
+        world = World(
             hands=[list(h) for h in deal.hands],
             trump=suit,
             trump_public=not view.options.al_buio,
@@ -234,6 +238,8 @@ class SearchPlayer:
             voids=[0] * view.players,
             weights=self.weights,
         )
+        world.own, world.own_weights = me, self.own_weights
+        return world
 
     def _declare(self, view: View, rng: random.Random) -> str:
         me = view.seat

@@ -43,6 +43,8 @@ class World:
         "leader",
         "masks",
         "n",
+        "own",
+        "own_weights",
         "played",
         "points",
         "pp_cache",
@@ -107,8 +109,11 @@ class World:
         self.played = played
         self.voids = voids
         self.tricks_total = tricks_total
-        #: the rollout policy's weights (every seat's)
+        #: the rollout policy's weights (every seat's but ``own``'s)
         self.weights = weights
+        #: the searching seat, whose own later moves follow ``own_weights`` (-1: none)
+        self.own = -1
+        self.own_weights = weights
         #: partner_p per (seat, revealed): the roles never change, so copies share it
         self.pp_cache: dict[tuple[int, bool], list[float]] = {}
 
@@ -224,7 +229,7 @@ class World:
             hidden if hidden is not None else -1,
             self.n,
             values,
-            self.weights,
+            self.own_weights if seat == self.own else self.weights,
         )
 
     def rollout(self) -> None:

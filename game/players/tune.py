@@ -18,9 +18,10 @@ expected from the later seats. As a player, the rule-based player with these wei
 beats today's by +0.196 points a smazzata (95% interval ±0.026, 2000 deals, seed 7;
 +0.229 ± 0.078 over 200 fresh deals, seed 8). As the *rollout policy* of the search it
 does not help: ``forte`` with them against ``forte``, −0.08 (−0.28..+0.12) over 60
-deals; ``esperto`` with them, −0.13 (−0.31..+0.05) over 50 deals (seed 21). The gain is
-in playing against the rule-based field, whose trumps go early, not in predicting how a
-search player continues, so no level uses them today.
+deals; ``esperto`` with them, −0.13 (−0.31..+0.05) over 50 deals (seed 21): the other
+seats of a search table do not play like that. For the searching seat's *own* later
+moves they do help: a search player keeps its trumps too, and ``esperto`` uses them
+there (:mod:`game.players.expert`).
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ import functools
 from game.arena import mean_ci, run
 from game.players import Player, create_player
 from game.players.heuristic import HeuristicPlayer
-from game.players.policy import DEFAULT_WEIGHTS, Weights
+from game.players.policy import DEFAULT_WEIGHTS, TUNED_WEIGHTS, Weights
 
 CANDIDATE = "candidate"
-#: The weights the search found (module doc), from today's, 3 rounds, 2000 deals, seed 7.
-FOUND = Weights(power=2.9, horizon=2.3, load=3.85)
+#: The weights the search found (module doc).
+FOUND = TUNED_WEIGHTS
 
 
 def make_player(kind: str, seed: int, weights: Weights = DEFAULT_WEIGHTS) -> Player:
