@@ -34,6 +34,11 @@ rollouts, every candidate action on the same deals) with these changes:
 
 Plain Briscola has no bids and no voids to read: there it samples more deals than
 ``forte``.
+
+*Measured* (``python -m game.arena --deals 400 --seed 22 --a expert --b search --jobs 2
+--cpu-clock``): +0.141 points a smazzata against ``forte`` (95% interval
++0.074..+0.208); auctions won 26.6% (``forte`` 18.4%), made 62.8% (57.1%), mean
+contract 65.1 (67.7); decision p95 169 ms of CPU.
 """
 
 from __future__ import annotations
