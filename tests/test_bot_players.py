@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import random
 
 import pytest
 
 from bot import players
-from game.engine import Game
-from game.options import TableOptions
-from game.players.heuristic import HeuristicPlayer
 from game.view import View
+from tests.core.helpers import heuristic_play_views
 
 
 def _play_views(count: int) -> list[View]:
     """Views of the play phase with a real choice."""
-    game = Game.new(TableOptions(match_end="hands:1"), random.Random(11))
-    heuristic = HeuristicPlayer(0)
-    views = []
-    while not game.is_over() and game.scored_count == 0 and len(views) < count:
-        seat = game.current_seat()
-        assert seat is not None
-        view = game.view(seat)
-        if view.phase == "play" and len(view.legal) > 1:
-            views.append(view)
-        game.apply(seat, heuristic.choose(view))
-    return views
+    return heuristic_play_views([11], count)
 
 
 @pytest.fixture

@@ -3,38 +3,23 @@ search players' rollouts play with their own weights."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
 
 from game.cards import parse_card
-from game.engine import Game
-from game.options import TableOptions
 from game.players import sim
 from game.players.expert import ExpertPlayer
-from game.players.heuristic import HeuristicPlayer, heuristic_card
+from game.players.heuristic import heuristic_card
 from game.players.policy import DEFAULT_WEIGHTS, Weights
 from game.players.search import SearchPlayer
 from game.players.tune import CANDIDATE, FOUND, make_player, paired, per_deal
 from game.view import View
+from tests.core.helpers import heuristic_play_views
 
 
 def _play_views(deals: int) -> list[View]:
-    """Every play decision with a real choice in heuristic self-play of ``deals`` deals."""
-    views: list[View] = []
-    options = TableOptions(match_end="hands:1")
-    for deal in range(deals):
-        game = Game.new(options, random.Random(deal))
-        player = HeuristicPlayer(deal)
-        while not game.is_over() and game.scored_count == 0:
-            seat = game.current_seat()
-            assert seat is not None
-            view = game.view(seat)
-            if view.phase == "play" and len(view.legal) > 1:
-                views.append(view)
-            game.apply(seat, player.choose(view))
-    return views
+    return heuristic_play_views(range(deals))
 
 
 def _is_trump(view: View, code: str) -> bool:

@@ -13,6 +13,7 @@ from game import ACTIONS, Game, IllegalAction, TableOptions, parse_action, parse
 from game.actions import Action
 from game.events import BriscolaScored, Dealt, Event, SmazzataScored
 from game.scoring import ContractScore, score_contract
+from game.view import View
 
 #: The on/off table options; ALL_COMBINATIONS is every one of their 128 combinations.
 BOOLEAN_OPTIONS = (
@@ -212,3 +213,25 @@ def briscola(deck: str | list[int] | None = None, dealer: int = 0, **options: ob
     head = cards(deck) if isinstance(deck, str) else list(deck or [])
     order = head + [c for c in probe.rules.deck if c not in head]
     return Game.with_deck(opts, dealer, order, random.Random(99))
+
+
+def heuristic_play_views(seeds: Iterable[int], limit: int | None = None) -> list[View]:
+    """The play-phase views with a real choice (more than one legal card) met in
+    rule-based self-play of one smazzata dealt from each of ``seeds``; at most
+    ``limit`` of them."""
+    from game.players.heuristic import HeuristicPlayer
+
+    views: list[View] = []
+    player = HeuristicPlayer(0)  # deterministic: no noise
+    for seed in seeds:
+        game = Game.new(TableOptions(match_end="hands:1"), random.Random(seed))
+        while not game.is_over() and game.scored_count == 0:
+            if limit is not None and len(views) >= limit:
+                return views
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            if view.phase == "play" and len(view.legal) > 1:
+                views.append(view)
+            game.apply(seat, player.choose(view))
+    return views
