@@ -14,10 +14,9 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from game.players import Level
+
 Language = Literal["it", "en"]
-#: The levels the lobby offers, weakest first (``esperto``: measured stronger than
-#: ``forte`` in the arena, see game/players/expert.py; it thinks about twice as long).
-LEVEL_NAMES = ("facile", "normale", "forte", "esperto")
 _SECRET_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
@@ -38,8 +37,10 @@ class Settings(BaseSettings):
     turn_timeout_seconds: int = Field(default=90, ge=0, le=86400)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     admin_chat_id: int | None = None
-    #: Default level of the computer players (LEVEL_NAMES).
-    computer_level: Literal["facile", "normale", "forte", "esperto"] = "normale"
+    #: Default level of the computer players (``game.players.LEVELS``; ``esperto`` is
+    #: measured stronger than ``forte``, see game/players/expert.py, and thinks about
+    #: twice as long).
+    computer_level: Level = "normale"
     #: Pause before each computer move, so that people can follow the table.
     computer_delay_seconds: float = Field(default=1.0, ge=0, le=30)
     #: Budget of sends + edits per group per rolling minute (Telegram: about 20; we keep

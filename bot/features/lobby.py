@@ -14,7 +14,6 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 
 from bot import callbacks as cb
 from bot.budget import Priority
-from bot.config import LEVEL_NAMES
 from bot.features.common import alert, answer, private_only_reply, reply
 from bot.features.lobby_message import show_lobby
 from bot.features.settings import open_menu
@@ -25,6 +24,7 @@ from bot.render import texts
 from bot.runtime import Runtime, display_name, is_group, may_manage, rt_of, thread_of
 from bot.service import Refused
 from bot.tables import ui_patch
+from game.players import LEVELS
 from storage import ActiveGameExists, GameRow, SeatRow, SeatTaken, StatusConflict, repo
 
 log = logging.getLogger(__name__)
@@ -283,7 +283,7 @@ async def on_lobby_button(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
             await leave(context, row, user.id)
         elif op == "cpu":
             await add_computer(context, row, user.id)
-        elif op.startswith("fill-") and op[5:] in LEVEL_NAMES:
+        elif op.startswith("fill-") and op[5:] in LEVELS:
             await add_computer(context, row, user.id, op[5:], fill=True)
         elif op == "go":
             await start(context, row, user.id)

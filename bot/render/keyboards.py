@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot import callbacks as cb
-from bot.config import LEVEL_NAMES
 from bot.i18n import tr, tr_word, trn
 from bot.prefs import MENU, MENU_ORDER, Prefs, applies, current_value
 from bot.render.texts import (
@@ -28,6 +27,7 @@ from bot.render.texts import (
 from game import View
 from game.actions import MAX_POINTS
 from game.cards import card_code, parse_card
+from game.players import LEVELS
 
 #: Calls that need a second tap (R: protect against costly accidental taps).
 COSTLY_PREFIXES = ("K", "M")
@@ -253,7 +253,7 @@ def solo_lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
     levels = [
         _btn(tr(lang, "btn.fill", level=tr_word(lang, f"level.{level}", level)),
              cb.lobby(game_id, f"fill-{level}"))
-        for level in LEVEL_NAMES
+        for level in LEVELS
     ]
     return markup(
         [

@@ -19,7 +19,7 @@ Levels for the bot's settings::
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+from typing import Final, Literal, Protocol, get_args
 
 from game.actions import Action
 from game.view import View
@@ -33,7 +33,9 @@ class Player(Protocol):
     def choose(self, view: View) -> Action: ...
 
 
-LEVELS: Final[tuple[str, ...]] = ("facile", "normale", "forte", "esperto")
+#: The levels the bot offers, weakest first.
+Level = Literal["facile", "normale", "forte", "esperto"]
+LEVELS: Final[tuple[str, ...]] = get_args(Level)
 ALL_KINDS: Final[tuple[str, ...]] = ("random", "heuristic", "search", "expert")
 _ALIASES: Final[dict[str, str]] = {
     "random": "random",
@@ -77,4 +79,4 @@ def create_player(level: str, seed: int, max_seconds: float | None = None) -> Pl
     return SearchPlayer(seed, max_seconds=max_seconds)
 
 
-__all__ = ["ALL_KINDS", "LEVELS", "Player", "create_player"]
+__all__ = ["ALL_KINDS", "LEVELS", "Level", "Player", "create_player"]
