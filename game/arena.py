@@ -23,7 +23,9 @@ than one legal action). Each smazzata is a one-hand match
 comparable.
 
 *Every variant.* ``--option players=4`` (il morto: its seat is dealt by the deal's stream,
-nobody plays it, and the candidate takes every *human* seat in turn), ``players=6``,
+nobody plays it, and the candidate takes every *human* seat in turn; the four seats in
+play do not sum to zero, so it also prints the candidate's score minus the field's,
+paired by deal), ``players=6``,
 ``a_punti=on`` and ``game=briscola`` with ``players=2|3|4`` run the same way. In plain
 Briscola the candidate takes a whole side (both partners with 4 players), and the score
 of a seat is its side's card points minus an even share (120 / number of sides), so it
@@ -199,6 +201,17 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
     return mean, 1.96 * math.sqrt(var / n)
 
 
+def paired_difference(stats: dict[str, TypeStats], a: str, b: str) -> tuple[float, float]:
+    """Mean and 95% half-width of ``a``'s score minus ``b``'s, deal by deal (both play
+    every deal). Where a smazzata's scores do not sum to zero (il morto) this, not
+    ``a``'s own score, is how much better ``a`` plays."""
+    if a not in stats or b not in stats:
+        return 0.0, 0.0
+    return mean_ci(
+        [x - y for x, y in zip(stats[a].per_deal, stats[b].per_deal, strict=True)]
+    )
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return 0.0
@@ -363,6 +376,14 @@ def main(argv: list[str] | None = None) -> None:
             f"candidate {args.a}: {mean:+.3f} points per smazzata "
             f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f}) against {args.b}"
         )
+        if sum(len(unit) for unit in units) < seats:
+            # il morto: the seats in play do not sum to zero, so compare with the field
+            mean, half = paired_difference(stats, args.a, args.b)
+            print(
+                f"{args.a} minus {args.b}, paired by deal: {mean:+.3f} "
+                f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f}); il morto's seat is "
+                "nobody's, so the scores in play do not sum to zero"
+            )
     print(f"wall time {wall:.1f} s")
 
 

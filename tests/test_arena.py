@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from game.arena import main, mean_ci, percentile, run, schedule
+from game.arena import main, mean_ci, paired_difference, percentile, run, schedule
 from game.options import TableOptions
 
 
@@ -60,6 +60,22 @@ def test_command_line_prints_the_table(capsys: pytest.CaptureFixture[str]) -> No
     assert "candidate heuristic:" in out
     for column in ("score/smazzata", "95% CI", "auction won", "contract made", "p95 choice"):
         assert column in out
+
+
+def test_il_morto_reports_the_paired_difference(capsys: pytest.CaptureFixture[str]) -> None:
+    """With il morto the four seats in play do not sum to zero: the candidate's own
+    score is no margin, the difference from the field deal by deal is."""
+    stats = run(3, 4, "heuristic", "random", options=TableOptions(players=4))
+    a, b = stats["heuristic"].per_deal, stats["random"].per_deal
+    assert any(x + 3 * y != pytest.approx(0.0) for x, y in zip(a, b, strict=True))
+    mean, half = paired_difference(stats, "heuristic", "random")
+    assert mean == pytest.approx(sum(x - y for x, y in zip(a, b, strict=True)) / 3)
+    assert half > 0
+    main(["--deals", "2", "--seed", "3", "--a", "heuristic", "--b", "random",
+          "--option", "players=4"])
+    assert "heuristic minus random, paired by deal:" in capsys.readouterr().out
+    main(["--deals", "1", "--seed", "3", "--a", "heuristic", "--b", "random"])
+    assert "paired by deal" not in capsys.readouterr().out  # zero-sum: the own score says it
 
 
 def test_command_line_mix(capsys: pytest.CaptureFixture[str]) -> None:
