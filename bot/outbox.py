@@ -108,6 +108,9 @@ class _Chat:
     failures: dict[int, int] = field(default_factory=dict)
     #: Messages replaced by a new one (``/mano``): never edited again.
     dead: set[int] = field(default_factory=set)
+    #: How many times the chat was dropped (the bot removed): a send that was waiting
+    #: for the budget when it changed does not go out.
+    drops: int = 0
 
 
 class Outbox:
@@ -290,8 +293,13 @@ class Outbox:
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
+        drops = self._chat(chat_id).drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
             await self._take(chat_id, priority)
+            if self._chat(chat_id).drops != drops:
+                self.budget.refund()
+                log.info("send to %s dropped: the bot was removed from the chat", chat_id)
+                return None
             paced = _PACED.set(True)
             try:
                 msg = await self.bot.send_message(
@@ -323,9 +331,12 @@ class Outbox:
             await self.on_forbidden(chat_id, str(exc))
 
     def drop_chat(self, chat_id: int) -> None:
-        """The chat is gone (the bot was removed): forget its pending edits."""
+        """The chat is gone (the bot was removed): forget its pending edits, and the
+        sends waiting for its budget do not go out (later sends do: it may add the bot
+        again)."""
         chat = self._chats.get(chat_id)
         if chat is not None:
+            chat.drops += 1
             chat.desired.clear()
             chat.failures.clear()
             chat.wake.set()

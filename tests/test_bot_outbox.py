@@ -216,6 +216,25 @@ async def test_settled_waits_for_its_chats_edits_and_is_woken_by_them() -> None:
 # --------------------------------------------------------------------------- delivery model
 
 
+async def test_sends_waiting_for_a_dropped_chat_do_not_go_out_later_ones_do() -> None:
+    """The bot removed from a group: the messages already waiting for the group's pace
+    are not sent (each would be one more refused call); once added again, it sends."""
+    bot = RecordingBot()
+    box = Outbox(bot, chat_rate=1000, group_per_minute=60, window_seconds=3.0,  # type: ignore[arg-type]
+                 chat_burst=1)
+    box._started -= 10  # not a restart
+    first = await box.send(-5, "table")
+    assert first is not None
+    waiting = [asyncio.create_task(box.send(-5, f"later {i}")) for i in range(3)]
+    await asyncio.sleep(0.01)  # they wait for the group's pace (one call per 50 ms)
+    box.drop_chat(-5)
+    assert await asyncio.gather(*waiting) == [None, None, None]
+    assert [c[3] for c in bot.calls] == ["table"]
+    again = await box.send(-5, "new lobby")
+    assert again is not None and [c[3] for c in bot.calls] == ["table", "new lobby"]
+    await box.close()
+
+
 async def test_a_group_is_paced_evenly_not_burst_then_wait() -> None:
     bot = RecordingBot()
     box = Outbox(bot, chat_rate=1000, group_per_minute=60, window_seconds=3.0,  # type: ignore[arg-type]
