@@ -43,7 +43,8 @@ def known_voids(view: View) -> list[int]:
     """Suits (bit s) each seat has shown it does not hold.
 
     Only when following is compulsory does a discard prove a void; without the
-    obligation a player may keep cards of the led suit and play another one.
+    obligation a player may keep cards of the led suit and play another one. Il morto
+    is exempt (R90: it plays its first card in deal order), so its discards prove nothing.
     """
     voids = [0] * view.players
     if not follow_in_force(view):
@@ -51,7 +52,7 @@ def known_voids(view: View) -> list[int]:
     for plays in all_tricks(view):
         led = plays[0][1] // 10
         for seat, card in plays[1:]:
-            if card // 10 != led:
+            if card // 10 != led and seat != view.morto:
                 voids[seat] |= 1 << led
     return voids
 

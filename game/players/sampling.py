@@ -263,6 +263,10 @@ class Sampler:
                 if hands is None:
                     continue
                 hands[me] = list(view.hand)
+                if view.morto is not None:
+                    # il morto's cards are turned over in deal order (R90), which nobody
+                    # has seen: any order of its unseen cards is as likely
+                    rng.shuffle(hands[view.morto])
                 called = None
                 if suit is not None and rank is not None:
                     called = suit * 10 + rank
@@ -312,6 +316,7 @@ class Sampler:
             played=self.played | absent_mask(view),  # the 4s with six players (R94)
             tricks_total=tricks_total(view),
             voids=list(self.world_voids),
+            morto=view.morto,
         )
 
 

@@ -237,6 +237,7 @@ class SearchPlayer:
             tricks_total=tricks_total(view),
             voids=[0] * view.players,
             weights=self.weights,
+            morto=view.morto,
         )
         world.own, world.own_weights = me, self.own_weights
         return world

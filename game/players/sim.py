@@ -42,6 +42,7 @@ class World:
         "kind",
         "leader",
         "masks",
+        "morto",
         "n",
         "own",
         "own_weights",
@@ -84,6 +85,7 @@ class World:
         voids: list[int],
         tricks_total: int = 8,
         weights: Weights = DEFAULT_WEIGHTS,
+        morto: int | None = None,
     ) -> None:
         self.n = len(hands)
         self.hands = hands
@@ -116,6 +118,9 @@ class World:
         self.own_weights = weights
         #: partner_p per (seat, revealed): the roles never change, so copies share it
         self.pp_cache: dict[tuple[int, bool], list[float]] = {}
+        #: il morto's seat (-1: none); its hand is in deal order, and it plays the first
+        #: card of it (R90), exempt from following suit
+        self.morto = -1 if morto is None else morto
 
     def copy(self) -> World:
         other = World.__new__(World)
@@ -138,6 +143,8 @@ class World:
 
     def legal(self, seat: int) -> list[int]:
         hand = self.hands[seat]
+        if seat == self.morto:
+            return hand[:1]
         if self.trick and self.follow:
             led = self.trick[0] // 10
             follow = [c for c in hand if c // 10 == led]
@@ -151,7 +158,7 @@ class World:
         self.hands[seat].remove(card)
         self.masks[seat] ^= 1 << card
         trick = self.trick
-        if trick and self.follow:
+        if trick and self.follow and seat != self.morto:
             led = trick[0] // 10
             if card // 10 != led:
                 self.voids[seat] |= 1 << led
@@ -246,7 +253,10 @@ class World:
         return pts
 
     def seat_score(self, seat: int) -> float:
-        """The score change of ``seat`` (R68–R76) for the finished smazzata."""
+        """The score change of ``seat`` (R68–R76; il morto's share is discarded, R92)
+        for the finished smazzata."""
+        if seat == self.morto:
+            return 0.0
         p = self.caller_points()
         n_target = 61 if self.kind in ("rank", "carichi") else self.points
         target = 60 if self.tie and n_target == 61 else n_target
