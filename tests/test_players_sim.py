@@ -8,6 +8,7 @@ rollout policy, and every card it plays is replayed through the engine. At every
 the seat in turn and its legal cards must be the engine's; at the end the cards played
 (il morto's, which the engine plays by itself, included), the tricks' winners, the card
 points each seat took, and every human seat's score change must be the engine's.
+Plain Briscola's rollout (its own, with the stock) is checked the same way.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from game.actions import parse_action
-from game.cards import card_code
+from game.cards import card_code, parse_card
 from game.engine import Game
-from game.events import CardPlayed, SmazzataScored, TrickWon
+from game.events import BriscolaScored, CardPlayed, SmazzataScored, TrickWon
 from game.options import TableOptions
+from game.players import briscola
 from game.players.knowledge import known_voids
 from game.players.sampling import Deal, Sampler
 from game.simulate import pick
@@ -29,8 +31,8 @@ from tests.core.helpers import ALL_COMBINATIONS
 
 
 def _options(combo: int, players: int, a_punti: bool) -> TableOptions:
-    return TableOptions(
-        **ALL_COMBINATIONS[combo], players=players, a_punti=a_punti, match_end="hands:1"
+    return TableOptions.model_validate(
+        {**ALL_COMBINATIONS[combo], "players": players, "a_punti": a_punti, "match_end": "hands:1"}
     )
 
 
@@ -143,3 +145,48 @@ def test_il_morto_s_discards_prove_no_void() -> None:
                     assert all(allowed[c] >> game.morto & 1 for c in still_held)
                     return
     raise AssertionError("no smazzata where il morto discarded and kept that suit")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    players=st.sampled_from([2, 3, 4]),
+    seed=st.integers(0, 2**32 - 1),
+    plays=st.integers(0, 35),
+)
+def test_a_briscola_rollout_ends_as_the_engine_does(players: int, seed: int, plays: int) -> None:
+    """Plain Briscola's rollout (:func:`game.players.briscola.rollout`: draws, tricks,
+    the sides' points) against the engine, on the true hands and stock of a random
+    state: the engine, every seat playing the rollout's heuristic, ends the smazzata
+    with the same points."""
+    options = TableOptions(game="briscola", players=players, briscola_match="wins:1")
+    game = Game.new(options, random.Random(seed))
+    mover = random.Random(seed ^ 0xB15)
+    for _ in range(plays):
+        if game.is_over():
+            return
+        seat = game.current_seat()
+        assert seat is not None
+        game.apply(seat, pick(mover, game.legal_actions(seat)))
+    me = game.current_seat()
+    if game.is_over() or me is None:
+        return
+    view = game.view(me)
+    first = mover.choice([parse_card(code[1:]) for code in view.legal])
+    assert view.trump is not None
+    hands = [list(hand) for hand in game.hands]
+    mine, others = briscola.rollout(view, hands, list(game.stock), first, me)
+    events = list(game.apply(me, parse_action("c" + card_code(first))))
+    while not any(isinstance(e, BriscolaScored) for e in events):
+        seat = game.current_seat()
+        assert seat is not None
+        seen = game.view(seat)
+        trick = [c for _, c in seen.current_trick]
+        card = briscola.choose_card(
+            seen.hand, trick, seat, seen.leader, players, view.trump,
+            briscola.partner_of(seen, seat),
+        )
+        events += game.apply(seat, parse_action("c" + card_code(card)))
+    scored = next(e for e in events if isinstance(e, BriscolaScored))
+    side = next(i for i, s in enumerate(scored.sides) if me in s)
+    assert mine == scored.points[side]
+    assert others == max(p for i, p in enumerate(scored.points) if i != side)
