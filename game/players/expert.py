@@ -38,7 +38,23 @@ Plain Briscola has no bids and no voids to read: there it samples more deals tha
 *Measured* (``python -m game.arena --deals 400 --seed 22 --a expert --b search --jobs 2
 --cpu-clock``): +0.141 points a smazzata against ``forte`` (95% interval
 +0.074..+0.208); auctions won 26.6% (``forte`` 18.4%), made 62.8% (57.1%), mean
-contract 65.1 (67.7); decision p95 169 ms of CPU.
+contract 65.1 (67.7); decision p95 169 ms of CPU. The other variants, 150 deals each
+(the same command with ``--deals 150`` and ``--option …``), against ``forte``:
+
+==================  ===========================  =====================  ===========
+variant             esperto − forte (95%)        won / made / contract  p95 (CPU)
+==================  ===========================  =====================  ===========
+il morto (4)        +0.186 (+0.002..+0.369) [1]  32.7% / 68.9% / 64.8   177 ms
+chiamata 6          +0.027 (−0.072..+0.125)      22.8% / 61.5% / 62.0   211 ms
+a punti             +0.140 (−0.008..+0.288) [2]  20.0% / 83.3% / 74.4   247 ms
+Briscola 2          +1.03 (−0.30..+2.35) [3]     —                      18 ms
+Briscola 3          +0.95 (−0.33..+2.24) [3]     —                      19 ms
+Briscola 4          +1.35 (−0.47..+3.18) [3]     —                      18 ms
+==================  ===========================  =====================  ===========
+
+[1] paired by deal: il morto's share is discarded, so the seats in play do not sum to
+zero. [2] play only: the a punti auction is the rule-based one for both. [3] card points
+of the side a smazzata, over an even share.
 """
 
 from __future__ import annotations
