@@ -38,7 +38,10 @@ Plain Briscola has no bids and no voids to read: there it samples more deals tha
 *Measured* (``python -m game.arena --deals 400 --seed 22 --a expert --b search --jobs 2
 --cpu-clock``): +0.141 points a smazzata against ``forte`` (95% interval
 +0.074..+0.208); auctions won 26.6% (``forte`` 18.4%), made 62.8% (57.1%), mean
-contract 65.1 (67.7); decision p95 169 ms of CPU. The other variants, 150 deals each
+contract 65.1 (67.7); decision p95 169 ms of CPU. On 400 fresh deals (``--seed 23``):
++0.121 (+0.051..+0.192); won 26.8% (18.3%), made 65.4% (58.6%), mean contract 64.7
+(67.2); p95 208 ms. Both runs together: +0.131 (+0.082..+0.180) over 800 deals.
+The other variants, 150 deals each
 (the same command with ``--deals 150`` and ``--option …``), against ``forte``:
 
 ==================  ===========================  =====================  ===========
