@@ -110,7 +110,6 @@ def test_a_rollout_plays_as_the_engine_does(
             assert world.seat_score(seat) == scored.deltas[seat], seat
 
 
-
 def test_il_morto_s_discards_prove_no_void() -> None:
     """Il morto plays its first card in deal order (R90), exempt from following suit:
     when it plays off the led suit, neither the players nor the search's deals take it
@@ -123,9 +122,9 @@ def test_il_morto_s_discards_prove_no_void() -> None:
             seat = game.current_seat()
             assert seat is not None
             game.apply(seat, pick(mover, game.legal_actions(seat)))
-            if game.view(seat).phase != "play" or game.morto is None:
-                continue
             view = game.view(seat)
+            if view.phase != "play" or game.morto is None:
+                continue
             discards = [
                 (s, c // 10)
                 for t in [trick.plays for trick in view.tricks] + [view.current_trick]
