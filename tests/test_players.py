@@ -20,7 +20,7 @@ from game.players.random_player import RandomPlayer
 from game.players.search import SearchPlayer
 from game.simulate import pick
 from game.view import View
-from tests.core.helpers import ALL_COMBINATIONS
+from tests.core.helpers import ALL_COMBINATIONS, random_moves
 
 ALL_COMBOS = ALL_COMBINATIONS
 
@@ -99,14 +99,8 @@ def test_choice_depends_only_on_the_view() -> None:
     options = TableOptions(match_end="hands:1")
     checked = 0
     for seed in range(8):
-        game = Game.new(options, random.Random(seed))
         mover = random.Random(seed)
-        for _ in range(mover.randrange(10, 40)):
-            if game.is_over():
-                break
-            seat = game.current_seat()
-            assert seat is not None
-            game.apply(seat, pick(mover, game.legal_actions(seat)))
+        game = random_moves(Game.new(options, random.Random(seed)), mover, mover.randrange(10, 40))
         if game.is_over() or game.phase.value != "play":
             continue
         seat = game.current_seat()

@@ -18,22 +18,14 @@ from hypothesis import strategies as st
 from game.engine import Game
 from game.options import TableOptions
 from game.players.sampling import Sampler
-from game.simulate import pick
+from tests.core.helpers import random_moves
 from tests.test_players import ALL_COMBOS, comparable, rebuild
 
 
 def _random_state(combo: int | dict[str, bool], seed: int, moves: int) -> Game:
     flags = ALL_COMBOS[combo] if isinstance(combo, int) else combo
     options = TableOptions(**flags, match_end="hands:1")
-    game = Game.new(options, random.Random(seed))
-    mover = random.Random(seed ^ 0x5EED)
-    for _ in range(moves):
-        if game.is_over():
-            break
-        seat = game.current_seat()
-        assert seat is not None
-        game.apply(seat, pick(mover, game.legal_actions(seat)))
-    return game
+    return random_moves(Game.new(options, random.Random(seed)), random.Random(seed ^ 0x5EED), moves)
 
 
 @settings(max_examples=250, deadline=None)

@@ -11,6 +11,7 @@ from game.options import TableOptions
 from game.players.expert import ExpertPlayer
 from game.players.search import SearchPlayer
 from game.simulate import pick
+from tests.core.helpers import random_moves
 from tests.test_players import ALL_COMBOS
 
 
@@ -31,13 +32,9 @@ def test_search_returns_a_legal_action_in_random_situations(kind: str, combo: in
     player = _small(kind, combo)
     rng = random.Random(combo)
     for case in range(8 if kind == "forte" else 3):
-        game = Game.new(options, random.Random(combo * 1000 + case))
-        for _ in range(rng.randrange(0, 60)):
-            if game.is_over():
-                break
-            seat = game.current_seat()
-            assert seat is not None
-            game.apply(seat, pick(rng, game.legal_actions(seat)))
+        game = random_moves(
+            Game.new(options, random.Random(combo * 1000 + case)), rng, rng.randrange(0, 60)
+        )
         if game.is_over():
             continue
         seat = game.current_seat()

@@ -27,7 +27,7 @@ from game.players import briscola
 from game.players.knowledge import known_voids
 from game.players.sampling import Deal, Sampler
 from game.simulate import pick
-from tests.core.helpers import ALL_COMBINATIONS
+from tests.core.helpers import ALL_COMBINATIONS, random_moves
 
 
 def _options(combo: int, players: int, a_punti: bool) -> TableOptions:
@@ -158,14 +158,8 @@ def test_a_briscola_rollout_ends_as_the_engine_does(players: int, seed: int, pla
     state: the engine, every seat playing the rollout's heuristic, ends the smazzata
     with the same points."""
     options = TableOptions(game="briscola", players=players, briscola_match="wins:1")
-    game = Game.new(options, random.Random(seed))
     mover = random.Random(seed ^ 0xB15)
-    for _ in range(plays):
-        if game.is_over():
-            return
-        seat = game.current_seat()
-        assert seat is not None
-        game.apply(seat, pick(mover, game.legal_actions(seat)))
+    game = random_moves(Game.new(options, random.Random(seed)), mover, plays)
     me = game.current_seat()
     if game.is_over() or me is None:
         return

@@ -13,6 +13,7 @@ from game import ACTIONS, Game, IllegalAction, TableOptions, parse_action, parse
 from game.actions import Action
 from game.events import BriscolaScored, Dealt, Event, SmazzataScored
 from game.scoring import ContractScore, score_contract
+from game.simulate import pick
 from game.view import View
 
 #: The on/off table options; ALL_COMBINATIONS is every one of their 128 combinations.
@@ -83,6 +84,18 @@ def random_move(game: Game, rng: random.Random) -> tuple[int, Action]:
             if other != seat and monte:
                 return other, monte[0]
     return seat, legal[rng.randrange(len(legal))]
+
+
+def random_moves(game: Game, rng: random.Random, moves: int) -> Game:
+    """Apply up to ``moves`` actions chosen by :func:`game.simulate.pick` (a random kind
+    of action, then one of that kind) for the seat to move; fewer if the match ends."""
+    for _ in range(moves):
+        if game.is_over():
+            break
+        seat = game.current_seat()
+        assert seat is not None
+        game.apply(seat, pick(rng, game.legal_actions(seat)))
+    return game
 
 
 def play_random(
