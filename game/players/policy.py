@@ -87,6 +87,21 @@ DEFAULT_WEIGHTS: Final = Weights()
 TUNED_WEIGHTS: Final = Weights(power=2.9, horizon=2.3, load=3.85)
 
 
+#: The tie-break subtracted from every card's value: fewer points, then the weaker card.
+#: Precomputed per card with the same float operations the formula would do.
+_TIE_BREAK: Final[tuple[float, ...]] = tuple(
+    CARD_POINTS[c] * 1e-6 + (9 - c % 10) * 1e-7 for c in range(len(CARD_POINTS))
+)
+#: The seats still to play after ``me`` in a trick, by (me, cards on the table, seats).
+_LATER_SEATS: dict[tuple[int, int, int], tuple[int, ...]] = {}
+
+
+def _later_seats(me: int, played: int, n: int) -> tuple[int, ...]:
+    """The seats to play after ``me`` with ``played`` cards on the table (memoised)."""
+    seats = _LATER_SEATS[me, played, n] = tuple((me + k) % n for k in range(1, n - played))
+    return seats
+
+
 def choose_card(
     me: int,
     legal: Sequence[int],
@@ -120,61 +135,79 @@ def choose_card(
     If ``values`` is given, the value of each legal card (in ``legal``'s order) is
     appended to it: the inference of :mod:`game.players.inference` reads how far a
     card played was from the policy's choice.
+
+    This is the hot loop of the search player's rollouts, hence the local names for
+    globals, the tables built once and the work skipped when no seat plays after ``me``.
     """
     if len(legal) == 1 and values is None:
         return legal[0]
     power, horizon, load, dump, lead, reveal, will_high, will_mid, will_low = weights
-    n_unseen = unseen.bit_count()
+    card_points = CARD_POINTS
     played = len(trick)
-    later = [(me + k) % n for k in range(1, n - played)]
+    later = _LATER_SEATS.get((me, played, n))
+    if later is None:
+        later = _later_seats(me, played, n)
     power_scale = 0.0 if tricks_left <= 1 else power * min(1.0, (tricks_left - 1) / horizon)
     lead_cost = lead if tricks_left > 1 else 0.0
-    # per later seat: the chance of missing any given unseen card, its voids, its side
-    misses = []
-    for seat in later:
-        size = sizes[seat]
-        if size <= 0 or n_unseen <= 0:
-            misses.append(1.0)
-        else:
-            frac = size / n_unseen
-            misses.append(1.0 - (frac if frac < 0.999 else 0.999))
-    suit_counts = [(unseen & SUIT_MASK[s]).bit_count() for s in range(4)]
-    trump_count = suit_counts[trump] if trump is not None else 0
-    # what the later seats add: partners load a trick their side takes, dump otherwise
-    load_mine = 0.0
-    load_theirs = 0.0
-    for seat in later:
-        p_l = partner_p[seat]
-        load_mine += p_l * load + (1.0 - p_l) * dump
-        load_theirs += p_l * dump + (1.0 - p_l) * load
     table = 0
     if played:
         led = trick[0] // 10
         win_i = 0
         best = trick[0]
-        table = CARD_POINTS[best]
+        table = card_points[best]
         for i in range(1, played):
             card = trick[i]
-            table += CARD_POINTS[card]
+            table += card_points[card]
             if card // 10 == best // 10:
                 if card % 10 < best % 10:
                     best, win_i = card, i
             elif card // 10 == trump:
                 best, win_i = card, i
         base_p = partner_p[(leader + win_i) % n]
+        best_suit = best // 10
+        best_rank = best % 10
     else:
         led = -1
-        best = -1
+        best = best_suit = best_rank = -1
         base_p = 0.0
+
+    if later:
+        n_unseen = unseen.bit_count()
+        # what the later seats add: partners load a trick their side takes, dump
+        # otherwise; and, per later seat that may hold an unseen card (the others cannot
+        # change who wins): the chance of missing any given unseen card, its voids, its
+        # side (p_l, and 1 − p_l)
+        load_mine = 0.0
+        load_theirs = 0.0
+        may_beat = []
+        for seat in later:
+            p_l = partner_p[seat]
+            load_mine += p_l * load + (1.0 - p_l) * dump
+            load_theirs += p_l * dump + (1.0 - p_l) * load
+            size = sizes[seat]
+            if size > 0 and n_unseen > 0:
+                frac = size / n_unseen
+                miss = 1.0 - (frac if frac < 0.999 else 0.999)
+                if miss != 1.0:
+                    may_beat.append((miss, voids[seat], p_l, 1.0 - p_l))
+        suit_counts = (
+            (unseen & SUIT_MASK[0]).bit_count(),
+            (unseen & SUIT_MASK[1]).bit_count(),
+            (unseen & SUIT_MASK[2]).bit_count(),
+            (unseen & SUIT_MASK[3]).bit_count(),
+        )
+        trump_count = suit_counts[trump] if trump is not None else 0
+        # the winning card x → (chance to beat x, p_l, 1 − p_l) of each later seat with a
+        # chance above 0 (a 0 leaves the trick's outcome as it is)
+        beat_cache: dict[int, list[tuple[float, float, float]]] = {}
 
     best_value = -1e9
     choice = legal[0]
-    beat_cache: dict[int, list[float]] = {}
     for card in legal:
-        points = CARD_POINTS[card]
+        points = card_points[card]
+        suit = card // 10
         if played:
-            bs = best // 10
-            if (card // 10 == bs and card % 10 < best % 10) or (card // 10 == trump != bs):
+            if (suit == best_suit and card % 10 < best_rank) or (suit == trump != best_suit):
                 x, s = card, 1.0
                 mine = True
             else:
@@ -184,52 +217,45 @@ def choose_card(
         else:
             x, s = card, 1.0
             mine = True
-            lead_suit = card // 10
+            lead_suit = suit
         if later:
             chances = beat_cache.get(x)
             if chances is None:
                 chances = []
                 x_suit = x // 10
                 stronger = (unseen & STRONGER[x]).bit_count()
-                for i, seat in enumerate(later):
-                    miss = misses[i]
-                    if miss == 1.0:
-                        chances.append(0.0)
-                        continue
-                    void = voids[seat]
+                for miss, void, p_l, q_l in may_beat:
                     p_same = 0.0 if (void >> x_suit & 1 or not stronger) else 1.0 - miss**stronger
                     if x_suit == trump:
                         if follow and lead_suit != trump and p_same and not void >> lead_suit & 1:
                             p_same *= miss ** suit_counts[lead_suit]
-                        chances.append(p_same)
-                        continue
-                    if trump is None or not trump_count or void >> trump & 1:
-                        chances.append(p_same)
-                        continue
-                    p_trump = 1.0 - miss**trump_count
-                    if follow and not void >> lead_suit & 1:
-                        p_trump *= miss ** suit_counts[lead_suit]
-                    chances.append(1.0 - (1.0 - p_same) * (1.0 - p_trump))
+                        b = p_same
+                    elif trump is None or not trump_count or void >> trump & 1:
+                        b = p_same
+                    else:
+                        p_trump = 1.0 - miss**trump_count
+                        if follow and not void >> lead_suit & 1:
+                            p_trump *= miss ** suit_counts[lead_suit]
+                        b = 1.0 - (1.0 - p_same) * (1.0 - p_trump)
+                    if b:
+                        chances.append((b, p_l, q_l))
                 beat_cache[x] = chances
             stake = table + points
             will = will_high if stake >= 10 else (will_mid if stake >= 3 else will_low)
-            for i, seat in enumerate(later):
-                b = chances[i]
-                if b:
-                    p_l = partner_p[seat]
-                    b *= will
-                    s = s * (1.0 - (1.0 - p_l) * b) + (1.0 - s) * p_l * b
+            for b, p_l, q_l in chances:
+                b *= will
+                s = s * (1.0 - q_l * b) + (1.0 - s) * p_l * b
             value = (2.0 * s - 1.0) * (table + points) + s * load_mine - (1.0 - s) * load_theirs
         else:
             value = (2.0 * s - 1.0) * (table + points)
         if mine:
             value -= lead_cost * s
-        if card // 10 == trump:
+        if suit == trump:
             value -= TRUMP_POWER[card % 10] * power_scale
         if card == hidden_called and tricks_left > 3:
             value -= reveal
         # deterministic tie-break: fewer points, then the weaker card
-        value -= points * 1e-6 + (9 - card % 10) * 1e-7
+        value -= _TIE_BREAK[card]
         if values is not None:
             values.append(value)
         if value > best_value:

@@ -154,10 +154,11 @@ class World:
 
     def play(self, card: int) -> None:
         """The current seat plays ``card`` (assumed legal)."""
-        seat = (self.leader + len(self.trick)) % self.n
+        trick = self.trick
+        n = self.n
+        seat = (self.leader + len(trick)) % n
         self.hands[seat].remove(card)
         self.masks[seat] ^= 1 << card
-        trick = self.trick
         if trick and self.follow and seat != self.morto:
             led = trick[0] // 10
             if card // 10 != led:
@@ -166,7 +167,7 @@ class World:
         self.played |= 1 << card
         if card == self.called and not (self.al_buio and not self.trump_public):
             self.revealed = True
-        if len(trick) < self.n:
+        if len(trick) < n:
             return
         if not self.trump_public:
             self.trump_public = True
@@ -176,7 +177,7 @@ class World:
         win_i = 0
         best = trick[0]
         total = CARD_POINTS[best]
-        for i in range(1, self.n):
+        for i in range(1, n):
             c = trick[i]
             total += CARD_POINTS[c]
             if c // 10 == best // 10:
@@ -184,7 +185,7 @@ class World:
                     best, win_i = c, i
             elif c // 10 == trump:
                 best, win_i = c, i
-        winner = (self.leader + win_i) % self.n
+        winner = (self.leader + win_i) % n
         self.captured[winner] += total
         self.leader = winner
         self.trick = []
@@ -215,22 +216,35 @@ class World:
     def policy_card(self, values: list[float] | None = None) -> int:
         """The heuristic policy's card for the seat on turn, from that seat's knowledge
         (with ``values``, the policy's value of each legal card is appended to it)."""
-        seat = (self.leader + len(self.trick)) % self.n
-        legal = self.legal(seat)
+        # the rollouts' hot path: :meth:`legal` and :meth:`partner_p` inlined
+        trick = self.trick
+        seat = (self.leader + len(trick)) % self.n
+        hand = self.hands[seat]
+        if seat == self.morto:
+            legal = hand[:1]
+        elif trick and self.follow:
+            led = trick[0] // 10
+            legal = [c for c in hand if c // 10 == led] or list(hand)
+        else:
+            legal = list(hand)
         if len(legal) == 1 and values is None:
             return legal[0]
+        revealed = self.revealed
+        partner_p = self.pp_cache.get((seat, revealed))
+        if partner_p is None:
+            partner_p = self.pp_cache[seat, revealed] = self._partner_p(seat)
         trump = self.trump if (self.trump_public or seat == self.chiamante) else None
-        hidden = self.called if (seat == self.socio and not self.revealed) else -1
+        hidden = self.called if (seat == self.socio and not revealed) else -1
         return choose_card(
             seat,
             legal,
-            self.trick,
+            trick,
             self.leader,
             trump,
-            self.partner_p(seat),
+            partner_p,
             ALL_MASK & ~(self.masks[seat] | self.played),
             self.voids,
-            [len(h) for h in self.hands],
+            list(map(len, self.hands)),
             self.follow,
             self.tricks_total - self.trick_no,
             hidden if hidden is not None else -1,
@@ -241,8 +255,10 @@ class World:
 
     def rollout(self) -> None:
         """Play to the end with the heuristic policy for every seat."""
+        play = self.play
+        policy_card = self.policy_card
         while self.trick_no < self.tricks_total:
-            self.play(self.policy_card())
+            play(policy_card())
 
     # ------------------------------------------------------------------ outcome
 
