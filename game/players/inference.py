@@ -107,8 +107,14 @@ class Inference:
     def _auction_factor(self, deal: Deal) -> float:
         view = self.view
         weight = 1.0
+        # one evaluator per seat: a seat's call and its pass share the hand's estimates
+        evaluators: dict[int, BidEvaluator] = {}
         for seat, code, sign in self.auction:
-            evaluator = BidEvaluator(view, deal.hands[seat] + view.played[seat])
+            evaluator = evaluators.get(seat)
+            if evaluator is None:
+                evaluator = evaluators[seat] = BidEvaluator(
+                    view, deal.hands[seat] + view.played[seat]
+                )
             value = None
             if sign > 0 and seat == view.chiamante and deal.trump is not None:
                 rank = view.contract_rank

@@ -216,23 +216,13 @@ class World:
     def policy_card(self, values: list[float] | None = None) -> int:
         """The heuristic policy's card for the seat on turn, from that seat's knowledge
         (with ``values``, the policy's value of each legal card is appended to it)."""
-        # the rollouts' hot path: :meth:`legal` and :meth:`partner_p` inlined
         trick = self.trick
         seat = (self.leader + len(trick)) % self.n
-        hand = self.hands[seat]
-        if seat == self.morto:
-            legal = hand[:1]
-        elif trick and self.follow:
-            led = trick[0] // 10
-            legal = [c for c in hand if c // 10 == led] or list(hand)
-        else:
-            legal = list(hand)
+        legal = self.legal(seat)
         if len(legal) == 1 and values is None:
             return legal[0]
         revealed = self.revealed
-        partner_p = self.pp_cache.get((seat, revealed))
-        if partner_p is None:
-            partner_p = self.pp_cache[seat, revealed] = self._partner_p(seat)
+        partner_p = self.partner_p(seat)
         trump = self.trump if (self.trump_public or seat == self.chiamante) else None
         hidden = self.called if (seat == self.socio and not revealed) else -1
         return choose_card(
