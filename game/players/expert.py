@@ -88,7 +88,7 @@ class ExpertPlayer(SearchPlayer):
     def __init__(
         self,
         seed: int = 0,
-        budget: int = 25_000,
+        budget: int = 30_000,
         candidates: int = 3,
         max_seconds: float | None = None,
         name: str = "esperto",
