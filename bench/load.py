@@ -375,17 +375,23 @@ def move_phase(code: str) -> str:
 
 def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float) -> list[float]:
     """For each move acknowledged in the window: seconds from its answer to the first
-    successful call drawing buttons of the next version (the bot's delivery alone, without
-    the simulated humans' polling); a version never drawn counts until the last call."""
-    first: dict[tuple[int, int], float] = {}
+    successful call drawing buttons of a later version of that game (the bot's delivery
+    alone, without the simulated humans' polling; a later version, not only the next one:
+    when a computer seat moves next, the next buttons a person gets are of the version
+    after the computer's move); a move never followed by buttons counts until the last
+    call."""
+    drawn_at: dict[int, list[tuple[float, int]]] = {}
     for c in calls:
         if c.method in MESSAGE_CALLS and c.ok:
             drawn = ACTION_DATA.search(str(c.params.get("reply_markup", "")))
             if drawn:
-                first.setdefault((int(drawn[1]), int(drawn[2])), c.at)
+                drawn_at.setdefault(int(drawn[1]), []).append((c.at, int(drawn[2])))
     end = max((c.at for c in calls), default=t1)
-    return [max(0.0, first.get((p.game_id, p.version + 1), end) - p.handle.answer.at)
-            for p in acknowledged(sims, t0, t1) if p.handle.answer is not None]
+    waits = []
+    for p in acknowledged(sims, t0, t1):
+        later = (at for at, version in drawn_at.get(p.game_id, ()) if version > p.version)
+        waits.append(max(0.0, min(later, default=end) - p.handle.answer.at))
+    return waits
 
 
 def acknowledged(sims: list[SimTable], t0: float, t1: float) -> list[Any]:

@@ -42,3 +42,32 @@ async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: 
     text = report([figures], args)
     assert text.splitlines()[2].startswith("| 2 | ")
     assert "the echo alongside" in text and "nothing lost" in text
+
+
+def test_the_bots_side_of_the_next_button_is_the_first_later_keyboard() -> None:
+    """A computer seat moving after a person: the next keyboard a person gets is of the
+    version after the computer's move, and that is the wait (not "never drawn")."""
+    from types import SimpleNamespace
+
+    from bench.load import bot_turn_waits
+
+    def press(game_id: int, version: int, at: float) -> SimpleNamespace:
+        answer = SimpleNamespace(at=at, show_alert=False)
+        handle = SimpleNamespace(answer=answer)
+        return SimpleNamespace(game_id=game_id, version=version, handle=handle)
+
+    def keyboard(game_id: int, version: int, at: float) -> SimpleNamespace:
+        markup = f'{{"inline_keyboard": [[{{"callback_data": "a:{game_id}:{version}:cAd"}}]]}}'
+        params = {"reply_markup": markup}
+        return SimpleNamespace(method="editMessageText", ok=True, at=at, params=params)
+
+    sims = [SimpleNamespace(presses=[press(1, 4, 10.0), press(2, 7, 10.0), press(3, 2, 10.0)])]
+    calls = [
+        keyboard(1, 4, 9.0),  # the pressed keyboard itself, before the press
+        keyboard(1, 6, 11.5),  # version 5 was the computer's move
+        keyboard(1, 7, 12.0),
+        keyboard(2, 8, 10.25),  # the very next version
+        keyboard(9, 1, 20.0),  # another game: the last call of the window
+    ]
+    # game 3 never got a later keyboard: it counts until the last call
+    assert bot_turn_waits(calls, sims, 0.0, 30.0) == [1.5, 0.25, 10.0]
