@@ -350,15 +350,17 @@ async def test_under_saturation_the_turns_keep_four_grants_in_five_stalest_table
         order.append(name)
 
     tasks = [asyncio.create_task(call(f"table {i}", Priority.TABLE)) for i in range(4)]
-    # The tables queue first; the turns join before the busy 5 ms end (however loaded the
-    # machine: their tasks run before the dispatcher's timer), when the tables have aged.
+    # The tables queue first; the turns join before the busy 5 ms end, when the tables
+    # have aged (on a loaded machine a stall of 5 ms before the tasks first run frees the
+    # budget, and the first table goes at once, before any turn waits).
     await asyncio.sleep(0)
     tasks += [asyncio.create_task(call(f"turn {i}", Priority.TURN)) for i in range(16)]
     tasks.append(asyncio.create_task(call("idle hand", Priority.IDLE)))
     await asyncio.wait_for(asyncio.gather(*tasks), 5)
     tables = [i for i, name in enumerate(order) if name.startswith("table")]
     assert [order[i] for i in tables] == ["table 0", "table 1", "table 2", "table 3"]
-    assert tables == [4, 9, 14, 19]  # one grant in five while turns wait
+    # one grant in five while turns wait (the first table at once after a stall)
+    assert tables in ([4, 9, 14, 19], [0, 5, 10, 15])
     assert [n for n in order if n.startswith("turn")] == [f"turn {i}" for i in range(16)]
     assert order[-1] == "idle hand"  # held while anything else waits
     await box.close()
