@@ -169,7 +169,9 @@ class SearchPlayer:
 
     # ------------------------------------------------------------------ play
 
-    def _play(self, view: View, rng: random.Random) -> str:
+    def card_values(self, view: View, rng: random.Random) -> tuple[list[int], list[float]]:
+        """The legal cards of a play view and the search's value of each: the mean over
+        the sampled deals of the seat's score (plus the point bonus) when it plays it."""
         me = view.seat
         assert me is not None
         cards = [parse_card(code[1:]) for code in view.legal]
@@ -195,11 +197,15 @@ class SearchPlayer:
             if deadline is not None and done >= self.min_worlds and time.perf_counter() > deadline:
                 break
         self.last_worlds = done
+        return cards, [total / weight for total in totals]
+
+    def _play(self, view: View, rng: random.Random) -> str:
+        cards, values = self.card_values(view, rng)
         # ties (within float noise) go to the heuristic's own choice
         preferred = heuristic_card(view, self.weights)
         best_i = max(
             range(len(cards)),
-            key=lambda i: (round(totals[i] / weight, 9), _code_of(cards[i]) == preferred),
+            key=lambda i: (round(values[i], 9), _code_of(cards[i]) == preferred),
         )
         return _code_of(cards[best_i])
 
