@@ -31,8 +31,8 @@ rollouts, every candidate action on the same deals) with these changes:
 * *A larger budget*: 25,000 simulated card plays (``forte``: 10,000), the replays of
   the inference included, so a decision stays a pure function of the seed and the view;
   p95 on one core stays under 0.3 s (``python -m game.arena``). More deals buy
-  better play, slowly: against a 400-deal search of the same kind, the regret of 180
-  five-player play decisions was 0.027 points a decision at 25,000 plays, 0.027 at
+  better play, slowly: against the same search with 400 sampled deals, the regret of
+  180 five-player play decisions was 0.027 points a decision at 25,000 plays, 0.027 at
   30,000, 0.021 at 35,000 and 0.017 at 50,000 (``python -m game.players.regret``).
   30,000 also scored no better in the arena (+0.130, +0.060..+0.200, 400 deals,
   ``--seed 24``) and cost 20% more time, so the budget stays at 25,000.
