@@ -40,10 +40,17 @@ def test_every_screen_of_a_match_fits_telegram(variant: dict[str, object]) -> No
     game = Game.new(options, rng=random.Random(5))
     rng = random.Random(9)
     names = _names(game)
+    morto_shown = 0
     while not game.is_over():
         table = game.view(None)
         group = texts.table_text("it", table, names)
         assert len(group) <= 4096 and not any(m in group for m in PRIVATE_ONLY), group
+        # il morto's automatic plays (R90) are on the group's table as its own seat's
+        style = table.options.deck_style.value
+        for seat, card in table.current_trick:
+            if seat == game.morto:
+                assert f"💀 il morto: {texts.card_label(style, card)}" in group, group
+                morto_shown += 1
         for data in kb.all_callback_data(kb.auction_group_keyboard("it", BIG_ID, table)):
             assert len(data.encode()) <= cb.MAX_BYTES
         for seat in range(game.n):
@@ -62,6 +69,7 @@ def test_every_screen_of_a_match_fits_telegram(variant: dict[str, object]) -> No
         assert seat is not None and seat != game.morto
         game.apply(seat, rng.choice(game.legal_actions(seat)))
     assert game.final is not None
+    assert morto_shown > 0 or game.morto is None
     final = texts.final_text("it", game.final, names, game.rules.game, game.rules.sides)
     assert len(final) <= 4096 and "💀" not in final  # il morto is not ranked (R93)
 
