@@ -187,9 +187,8 @@ def choose_card(
             size = sizes[seat]
             if size > 0 and n_unseen > 0:
                 frac = size / n_unseen
-                miss = 1.0 - (frac if frac < 0.999 else 0.999)
-                if miss != 1.0:
-                    may_beat.append((miss, voids[seat], p_l, 1.0 - p_l))
+                miss = 1.0 - (frac if frac < 0.999 else 0.999)  # < 1: frac ≥ 1/40
+                may_beat.append((miss, voids[seat], p_l, 1.0 - p_l))
         suit_counts = (
             (unseen & SUIT_MASK[0]).bit_count(),
             (unseen & SUIT_MASK[1]).bit_count(),
