@@ -6,8 +6,12 @@
 
 # -- build: the wheel (the translations travel inside it) ---------------------------------
 FROM python:3.11-slim AS build
+# a C compiler for the computer players' compiled hot loop (setup.py: mypyc); without one
+# the wheel is pure Python, plays the same moves, more slowly
+RUN (apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev \
+     && rm -rf /var/lib/apt/lists/*) || echo "no C compiler: a pure-Python wheel"
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY locales locales
 COPY bot bot
 COPY game game

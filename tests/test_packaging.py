@@ -29,7 +29,7 @@ from bench.sim import BotProcess
 from sandbox.fakeapi import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_FILES = ("pyproject.toml", "README.md")
+PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md")
 PROJECT_DIRS = ("bot", "game", "storage", "sandbox", "locales")
 
 

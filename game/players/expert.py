@@ -28,14 +28,15 @@ rollouts, every candidate action on the same deals) with these changes:
   trump where ``forte`` did not 37 times, the reverse 13. The other seats keep the
   default weights (with the tuned weights for every seat the search got weaker,
   :mod:`game.players.tune`).
-* *A larger budget*: 25,000 simulated card plays (``forte``: 10,000), the replays of
+* *A larger budget*: 50,000 simulated card plays (``forte``: 10,000), the replays of
   the inference included, so a decision stays a pure function of the seed and the view;
-  p95 on one core stays under 0.3 s (``python -m game.arena``). More deals buy
-  better play, slowly: against the same search with 400 sampled deals, the regret of
-  180 five-player play decisions was 0.027 points a decision at 25,000 plays, 0.027 at
+  p95 on one core stays under 0.3 s (``python -m game.arena``) with the compiled hot
+  loop (setup.py: mypyc compiles :mod:`game.players.policy`, ``bidding`` and
+  ``heuristic``, which makes a decision about twice as fast with the same result; a
+  pure-Python install decides the same, more slowly). More deals buy better play,
+  slowly: against the same search with 400 sampled deals, the regret of 180
+  five-player play decisions was 0.027 points a decision at 25,000 plays, 0.027 at
   30,000, 0.021 at 35,000 and 0.017 at 50,000 (``python -m game.players.regret``).
-  30,000 also scored no better in the arena (+0.130, +0.060..+0.200, 400 deals,
-  ``--seed 24``) and cost 20% more time, so the budget stays at 25,000.
 
 Plain Briscola has no bids and no voids to read: there it samples more deals than
 ``forte``.
@@ -93,7 +94,7 @@ class ExpertPlayer(SearchPlayer):
     def __init__(
         self,
         seed: int = 0,
-        budget: int = 25_000,
+        budget: int = 50_000,
         candidates: int = 3,
         max_seconds: float | None = None,
         name: str = "esperto",
