@@ -6,9 +6,13 @@
 
 # -- build: the wheel (the translations travel inside it) ---------------------------------
 FROM python:3.11-slim AS build
-# a C compiler for the computer players' compiled hot loop (setup.py: mypyc); without one
-# the wheel is pure Python, plays the same moves, more slowly
+# a C compiler (and Python's headers, where the image lacks them) for the computer
+# players' compiled hot loop (setup.py: mypyc); without them the wheel is pure Python and
+# plays the same moves, more slowly
 RUN (apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev \
+     && { python3 -c "import os, sys, sysconfig; \
+          sys.exit(not os.path.exists(sysconfig.get_paths()['include'] + '/Python.h'))" \
+          || apt-get install -y -qq --no-install-recommends python3-dev; } \
      && rm -rf /var/lib/apt/lists/*) || echo "no C compiler: a pure-Python wheel"
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
@@ -17,7 +21,8 @@ COPY bot bot
 COPY game game
 COPY storage storage
 COPY sandbox sandbox
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+# (the wheel's name says which: cp311-…-linux_x86_64 compiled, py3-none-any pure)
+RUN pip wheel --no-cache-dir --wheel-dir /wheels . && ls /wheels/briscola_chiamata-*
 
 # -- run: the installed package, as an unprivileged user ----------------------------------
 FROM python:3.11-slim
