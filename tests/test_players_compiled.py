@@ -42,12 +42,20 @@ VARIANTS = (
 )
 
 
+#: The players' package in this source tree (absolute: a test may change directory).
+PACKAGE = Path(__file__).resolve().parent.parent / "game" / "players"
+
+
 def is_compiled(module: ModuleType) -> bool:
     return not (module.__file__ or "").endswith(".py")
 
 
 def source_of(module: ModuleType) -> Path:
-    return Path(module.__file__ or "").parent / (module.__name__.rsplit(".", 1)[1] + ".py")
+    return PACKAGE / (module.__name__.rsplit(".", 1)[1] + ".py")
+
+
+def extension_of(module: ModuleType) -> Path:
+    return PACKAGE / Path(module.__file__ or "").name
 
 
 def pure(module: ModuleType) -> ModuleType:
@@ -187,7 +195,7 @@ def test_a_compiled_module_is_not_older_than_its_source() -> None:
     """A C extension built from an older source would shadow the edits: rebuild it."""
     for module in COMPILED:
         if is_compiled(module):
-            built = Path(module.__file__ or "").stat().st_mtime
+            built = extension_of(module).stat().st_mtime
             assert built >= source_of(module).stat().st_mtime, (
                 f"{module.__name__} was compiled before its source last changed: "
                 "run `pip install -e .` again (or delete the .so to run the source)"
