@@ -46,20 +46,27 @@ Plain Briscola has no bids and no voids to read: there it samples more deals tha
 +0.074..+0.208); auctions won 26.6% (``forte`` 18.4%), made 62.8% (57.1%), mean
 contract 65.1 (67.7); decision p95 169 ms of CPU. On 400 fresh deals (``--seed 23``):
 +0.121 (+0.051..+0.192); won 26.8% (18.3%), made 65.4% (58.6%), mean contract 64.7
-(67.2); p95 208 ms. Both runs together: +0.131 (+0.082..+0.180) over 800 deals.
-The other variants, 150 deals each
+(67.2); p95 208 ms. Both runs together: +0.131 (+0.082..+0.180) over 800 deals (at
+25,000 plays; the same search at 30,000: +0.130, +0.060..+0.200, ``--seed 24``). At
+50,000 plays (compiled), on 400 fresh deals (``--seed 26``): +0.140 (+0.062..+0.218);
+won 27.2% (18.2%), made 61.4% (53.4%), mean contract 64.8 (67.3); p95 217 ms of CPU
+with both cores busy. The other variants at 50,000, 150 deals each
 (the same command with ``--deals 150`` and ``--option …``), against ``forte``:
 
 ==================  ===========================  =====================  ===========
 variant             esperto − forte (95%)        won / made / contract  p95 (CPU)
 ==================  ===========================  =====================  ===========
-il morto (4)        +0.186 (+0.002..+0.369) [1]  32.7% / 68.9% / 64.8   177 ms
-chiamata 6          +0.027 (−0.072..+0.125)      22.8% / 61.5% / 62.0   211 ms
-a punti             +0.140 (−0.008..+0.288) [2]  20.0% / 83.3% / 74.4   247 ms
+il morto (4)        +0.252 (+0.071..+0.433) [1]  32.7% / 66.8% / 64.8   188 ms
+chiamata 6          +0.058 (−0.052..+0.168)      22.8% / 60.5% / 62.0   230 ms
+a punti             +0.049 (−0.070..+0.169) [2]  20.0% / 79.3% / 74.4   242 ms
 Briscola 2          +1.03 (−0.30..+2.35) [3]     —                      18 ms
 Briscola 3          +0.95 (−0.33..+2.24) [3]     —                      19 ms
 Briscola 4          +1.35 (−0.47..+3.18) [3]     —                      18 ms
 ==================  ===========================  =====================  ===========
+
+At 25,000 plays (pure Python) they were: il morto +0.186 (+0.002..+0.369), chiamata 6
++0.027 (−0.072..+0.125), a punti +0.140 (−0.008..+0.288). Plain Briscola does not use
+the budget.
 
 [1] paired by deal: il morto's share is discarded, so the seats in play do not sum to
 zero. [2] play only: the a punti auction is the rule-based one for both. [3] card points
