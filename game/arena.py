@@ -78,6 +78,8 @@ class GameResult:
     side_won: tuple[int, ...] = ()
     #: the contract's target (card points the calling side needed), 0 in plain Briscola
     target: int = 0
+    #: the socio's seat (None: solo, or plain Briscola)
+    socio: int | None = None
 
 
 #: Makes the player of a type name for a seed (``create_player``, or a tuning tool's).
@@ -130,6 +132,7 @@ def play_deal(
         choice_times,
         morto=game.morto,
         target=scored.target,
+        socio=scored.socio,
     )
 
 
@@ -187,6 +190,20 @@ class TypeStats:
     targets: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     choice_times: list[float] = field(default_factory=list)
+    #: chiamata: the score and the number of seats in each role (see ``ROLES``)
+    role_sums: dict[str, float] = field(default_factory=dict)
+    role_seats: dict[str, int] = field(default_factory=dict)
+
+
+#: A seat's role in a smazzata of chiamata: the chiamante, the socio (not a solo's
+#: chiamante), or one of the others.
+ROLES = ("chiamante", "socio", "others")
+
+
+def role_of(game: GameResult, seat: int) -> str:
+    if seat == game.chiamante:
+        return "chiamante"
+    return "socio" if seat == game.socio else "others"
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float]:
@@ -231,6 +248,10 @@ def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
                 entry = stats.setdefault(kind, TypeStats())
                 sums.setdefault(kind, []).append(game.deltas[seat])
                 entry.seats += 1
+                if game.chiamante >= 0:
+                    role = role_of(game, seat)
+                    entry.role_sums[role] = entry.role_sums.get(role, 0.0) + game.deltas[seat]
+                    entry.role_seats[role] = entry.role_seats.get(role, 0) + 1
                 if seat == game.chiamante:
                     entry.auctions += 1
                     entry.made += game.won
@@ -268,6 +289,22 @@ def report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
             f"{auctions:>12.1%} {made:>14.1%} {contract:>14} {mean_t * 1000:>11.1f} ms "
             f"{p95 * 1000:>6.1f} ms {p95_choice * 1000:>8.1f} ms {len(entry.times):>10}"
         )
+    roles = [kind for kind in order if kind in stats and stats[kind].role_seats]
+    if roles:
+        lines.append(
+            "by role: the part of the score a smazzata earned in each role (the parts add "
+            "up to the score; in brackets, the mean score a smazzata in that role and how "
+            "many)"
+        )
+    for kind in roles:
+        entry = stats[kind]
+        parts = []
+        for role in ROLES:
+            count = entry.role_seats.get(role, 0)
+            total = entry.role_sums.get(role, 0.0)
+            mean = total / count if count else 0.0
+            parts.append(f"{role} {total / entry.seats:+.3f} ({mean:+.2f}, {count})")
+        lines.append(f"{kind:<10} " + ", ".join(parts))
     return "\n".join(lines)
 
 

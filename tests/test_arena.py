@@ -53,6 +53,21 @@ def test_run_counts_and_zero_sum() -> None:
     assert 0 < len(a.choice_times) < len(a.times)  # the last trick is never a choice
 
 
+def test_the_score_splits_by_role_into_parts_that_add_up_to_it() -> None:
+    stats = run(4, 9, "heuristic", "random")
+    for entry in stats.values():
+        seats = sum(entry.role_seats.values())
+        assert seats == entry.seats
+        parts = sum(entry.role_sums.values()) / entry.seats
+        assert parts == pytest.approx(sum(entry.per_deal) / len(entry.per_deal))
+    # one chiamante a smazzata, a socio unless the chiamante called itself
+    chiamanti = sum(e.role_seats.get("chiamante", 0) for e in stats.values())
+    soci = sum(e.role_seats.get("socio", 0) for e in stats.values())
+    assert chiamanti == 4 * 5
+    assert 0 < soci <= chiamanti
+    assert stats["heuristic"].role_seats.get("chiamante", 0) == stats["heuristic"].auctions
+
+
 def test_command_line_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     main(["--deals", "2", "--seed", "3", "--a", "heuristic", "--b", "random"])
     out = capsys.readouterr().out
@@ -60,6 +75,8 @@ def test_command_line_prints_the_table(capsys: pytest.CaptureFixture[str]) -> No
     assert "candidate heuristic:" in out
     for column in ("score/smazzata", "95% CI", "auction won", "contract made", "p95 choice"):
         assert column in out
+    assert "by role:" in out
+    assert out.count("chiamante ") == 2  # a line for each type
 
 
 def test_il_morto_reports_the_paired_difference(capsys: pytest.CaptureFixture[str]) -> None:
