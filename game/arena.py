@@ -18,7 +18,10 @@ the games of one deal are not), the auction win rate (smazzate won as chiamante 
 seat-smazzata), the chiamante success rate (contracts made), the mean contract (the card points the
 calling side needed, 61 = a plain call), and the mean and 95th percentile of the time a
 decision takes (over all decisions, and over the decisions with a real choice, i.e. more
-than one legal action). Each smazzata is a one-hand match
+than one legal action). In chiamata it also splits each type's score by the role its
+seat had (chiamante, socio, one of the others): the part of the score a smazzata earned
+in each role (the parts add up to the score), the mean score in that role and how many
+times. Each smazzata is a one-hand match
 (``match_end=hands:1``); a voided deal is redealt from the same stream, so rotations stay
 comparable.
 
