@@ -93,6 +93,11 @@ SHIFT_DOUBLED = 0.13
 #: so the four other seats lose ~0.14 each; with estimates corrected for the auction's
 #: optimism, a call a little below 0 still beats passing.
 CALL_MARGIN = -0.1
+#: The auction's rollouts: the most promising calls rolled out (``forte``: 3), and at
+#: most this many sampled deals, so that the budget, not a cap, sets how many
+#: (``forte``: at most 50).
+BID_CANDIDATES = 5
+AUCTION_WORLDS = 400
 
 
 class ExpertPlayer(SearchPlayer):
@@ -109,12 +114,15 @@ class ExpertPlayer(SearchPlayer):
         shift_doubled: float = SHIFT_DOUBLED,
         call_margin: float = CALL_MARGIN,
         own_weights: Weights = TUNED_WEIGHTS,
+        bid_candidates: int = BID_CANDIDATES,
+        auction_worlds: int = AUCTION_WORLDS,
     ) -> None:
         super().__init__(
             seed,
             budget=budget,
             max_seconds=max_seconds,
-            auction_worlds=60,
+            auction_worlds=auction_worlds,
+            bid_candidates=bid_candidates,
             briscola_worlds=60,
             name=name,
             own_weights=own_weights,
