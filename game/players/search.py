@@ -272,15 +272,28 @@ class SearchPlayer:
     # ------------------------------------------------------------------ auction
 
     def _bid(self, view: View, rng: random.Random) -> str:
-        """Bid by expected score, with the chance of making each call from rollouts.
-
-        The hand model ranks the calls; the few best (call, suit) pairs are then played
-        out in sampled worlds with this seat as chiamante, and the observed frequency of
-        reaching each target is blended with the model's estimate.
-        """
+        """Bid by expected score: the call :meth:`bid_values` values most, if it beats
+        passing (``call_margin``)."""
         legal = view.legal
         if "M" in legal:
             return "M"
+        values = self.bid_values(view, rng)
+        best_code, best_value = ("P" if "P" in legal else legal[0]), self.call_margin
+        for code, value in values.items():
+            if value > best_value:
+                best_code, best_value = code, value
+        return best_code
+
+    def bid_values(self, view: View, rng: random.Random) -> dict[str, float]:
+        """The expected score of each call of an auction view, best model value first,
+        with the chance of making the most promising ones from rollouts.
+
+        The hand model ranks the calls; the few best (call, suit) pairs are then played
+        out in sampled worlds with this seat as chiamante, and the observed frequency of
+        reaching each target is blended with the model's estimate. Empty when no call
+        comes near paying off (the hand passes without rolling anything out).
+        """
+        legal = view.legal
         evaluator = BidEvaluator(view)
         hand = view.hand
         tie = view.options.tie_goes_to_caller
@@ -302,12 +315,13 @@ class SearchPlayer:
             value, suit = evaluator.best_suit_ev(rank, points, suits)
             if value > -1e8:
                 scored.append((value, code, suit, suit * 10 + rank, points, kind))
+        self.last_worlds = 0
+        self.last_bid_p = {}
         if not scored:
-            return "P" if "P" in legal else legal[0]
+            return {}
         scored.sort(key=lambda item: -item[0])
         if scored[0][0] < self.margin - HOPELESS and "P" in legal:
-            self.last_worlds = 0
-            return "P"  # no call comes near paying off: no need to roll anything out
+            return {}  # no call comes near paying off: no need to roll anything out
         # distinct contracts to roll out: (suit, called card, kind), best model value first
         configs: list[tuple[int, int | None, str]] = []
         for _value, _code, suit, called, _points, kind in scored:
@@ -326,8 +340,7 @@ class SearchPlayer:
                 world.rollout()
                 results[(suit, called, kind)].extend([world.caller_points()] * count)
         self.last_worlds = len(deals)
-        self.last_bid_p = {}
-        best_code, best_value = ("P" if "P" in legal else legal[0]), self.call_margin
+        values: dict[str, float] = {}
         for value, code, suit, called, points, kind in scored:
             key = (suit, called, kind)
             if key in results or self.calibrate_bids:
@@ -345,9 +358,8 @@ class SearchPlayer:
                 )
                 self.last_bid_p[code] = p
                 value = contract_ev(p, points, solo, view.players)
-            if value > best_value:
-                best_code, best_value = code, value
-        return best_code
+            values[code] = value
+        return values
 
 
 def _carichi_mean(evaluator: BidEvaluator) -> float:
