@@ -92,3 +92,19 @@ def test_esperto_calls_a_little_below_zero_because_passing_costs() -> None:
             assert bolder == careful  # the same estimates: the same best call
         more += careful == "P" and bolder != "P"
     assert more > 0
+
+
+def test_the_auction_rolls_out_more_calls_on_as_many_deals_as_the_budget_pays_for() -> None:
+    """The auction spends the budget like the play (``forte``: 3 calls on at most 50
+    deals, whatever its budget)."""
+    rolled = 0
+    for i, view in enumerate(_auction_views(12)):
+        wide = ExpertPlayer(i, budget=30_000, candidates=2)
+        narrow = ExpertPlayer(i, budget=30_000, candidates=2, bid_candidates=3, auction_worlds=50)
+        wide.bid_values(view, random.Random(i))
+        narrow.bid_values(view, random.Random(i))
+        if wide.last_worlds == 0:
+            continue  # a hopeless hand passes without rollouts, whatever the settings
+        rolled += 1
+        assert narrow.last_worlds <= 50 and 100 <= wide.last_worlds <= 30_000 // 40
+    assert rolled
