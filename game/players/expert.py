@@ -55,36 +55,36 @@ rollouts, every candidate action on the same deals) with these changes:
 Plain Briscola has no bids and no voids to read: there it samples more deals than
 ``forte``.
 
-*Measured* (``python -m game.arena --deals 400 --seed 22 --a expert --b search --jobs 2
---cpu-clock``): +0.141 points a smazzata against ``forte`` (95% interval
-+0.074..+0.208); auctions won 26.6% (``forte`` 18.4%), made 62.8% (57.1%), mean
-contract 65.1 (67.7); decision p95 169 ms of CPU. On 400 fresh deals (``--seed 23``):
-+0.121 (+0.051..+0.192); won 26.8% (18.3%), made 65.4% (58.6%), mean contract 64.7
-(67.2); p95 208 ms. Both runs together: +0.131 (+0.082..+0.180) over 800 deals (at
-25,000 plays; the same search at 30,000: +0.130, +0.060..+0.200, ``--seed 24``). At
-50,000 plays (compiled), on 400 fresh deals (``--seed 26``): +0.140 (+0.062..+0.218);
-won 27.2% (18.2%), made 61.4% (53.4%), mean contract 64.8 (67.3); p95 217 ms of CPU
-with both cores busy. The other variants at 50,000, 150 deals each
-(the same command with ``--deals 150`` and ``--option …``), against ``forte``:
+*Measured* (``python -m game.arena --deals 400 --seed 27 --a expert --b search --jobs 2
+--cpu-clock``, 400 fresh deals): +0.170 points a smazzata against ``forte`` (95%
+interval +0.101..+0.238); auctions won 27.4% (``forte`` 18.2%), made 64.9% (55.9%),
+mean contract 65.1 (67.7); decision p95 235 ms of CPU with both cores busy. By role
+(the arena's split), as chiamante +0.77 a contract (``forte`` +0.32), as socio +0.21
+(+0.22), otherwise −0.14 (−0.24). The other variants, 150 deals each (the same command
+with ``--deals 150 --seed 22`` and ``--option …``), against ``forte``:
 
 ==================  ===========================  =====================  ===========
 variant             esperto − forte (95%)        won / made / contract  p95 (CPU)
 ==================  ===========================  =====================  ===========
-il morto (4)        +0.252 (+0.071..+0.433) [1]  32.7% / 66.8% / 64.8   188 ms
-chiamata 6          +0.058 (−0.052..+0.168)      22.8% / 60.5% / 62.0   230 ms
+il morto (4)        +0.347 (+0.161..+0.532) [1]  33.8% / 70.4% / 65.0   190 ms
+chiamata 6          +0.011 (−0.096..+0.118)      21.0% / 58.7% / 62.2   235 ms
 a punti             +0.049 (−0.070..+0.169) [2]  20.0% / 79.3% / 74.4   242 ms
 Briscola 2          +1.03 (−0.30..+2.35) [3]     —                      18 ms
 Briscola 3          +0.95 (−0.33..+2.24) [3]     —                      19 ms
 Briscola 4          +1.35 (−0.47..+3.18) [3]     —                      18 ms
 ==================  ===========================  =====================  ===========
 
-At 25,000 plays (pure Python) they were: il morto +0.186 (+0.002..+0.369), chiamata 6
-+0.027 (−0.072..+0.125), a punti +0.140 (−0.008..+0.288). Plain Briscola does not use
-the budget.
+Before the auction spent the whole budget (3 calls on at most 60 deals), five-player
+chiamata measured +0.141 (+0.074..+0.208, ``--seed 22``) and +0.121 (+0.051..+0.192,
+``--seed 23``) at 25,000 plays, +0.130 (+0.060..+0.200, ``--seed 24``) at 30,000 and
++0.140 (+0.062..+0.218, ``--seed 26``; as chiamante +0.53 a contract) at 50,000; il
+morto +0.252 (+0.071..+0.433) and chiamata 6 +0.058 (−0.052..+0.168) at 50,000.
 
 [1] paired by deal: il morto's share is discarded, so the seats in play do not sum to
-zero. [2] play only: the a punti auction is the rule-based one for both. [3] card points
-of the side a smazzata, over an even share.
+zero. [2] play only: the a punti auction is the rule-based one for both, so this is the
+figure of the play (unchanged by the auction's budget: the same three deals give the
+same scores and decisions). [3] card points of the side a smazzata, over an even share;
+plain Briscola has no auction and does not use the budget.
 """
 
 from __future__ import annotations
