@@ -60,8 +60,12 @@ Plain Briscola has no bids and no voids to read: there it samples more deals tha
 interval +0.101..+0.238); auctions won 27.4% (``forte`` 18.2%), made 64.9% (55.9%),
 mean contract 65.1 (67.7); decision p95 235 ms of CPU with both cores busy. By role
 (the arena's split), as chiamante +0.77 a contract (``forte`` +0.32), as socio +0.21
-(+0.22), otherwise −0.14 (−0.24). The other variants, 150 deals each (the same command
-with ``--deals 150 --seed 22`` and ``--option …``), against ``forte``:
+(+0.22), otherwise −0.14 (−0.24). These deals favour ``esperto``: the same 400 deals
+with the former auction (3 calls on at most 60 deals) gave +0.193 (+0.124..+0.263),
+so the auction's better decisions (above) do not show in the arena, and every
+five-player run so far (below) puts ``esperto``'s edge at about +0.15. The other
+variants, 150 deals each (the same command with ``--deals 150 --seed 22`` and
+``--option …``), against ``forte``:
 
 ==================  ===========================  =====================  ===========
 variant             esperto − forte (95%)        won / made / contract  p95 (CPU)
