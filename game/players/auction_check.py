@@ -17,12 +17,12 @@ import argparse
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing import Pool
 
 from game.engine import Game
 from game.events import SmazzataScored
 from game.options import TableOptions
 from game.players import create_player
+from game.players.common import map_jobs
 from game.players.search import SearchPlayer
 
 
@@ -97,11 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     _search(args.level, 0)  # fail early on a level without an auction search
     tasks = [(args.level, args.seed + i) for i in range(args.smazzate)]
-    if args.jobs > 1:
-        with Pool(args.jobs) as pool:
-            contracts = pool.map(_task, tasks, chunksize=1)
-    else:
-        contracts = [_task(task) for task in tasks]
+    contracts = map_jobs(_task, tasks, args.jobs)
     print(f"{args.level} self-play, {args.smazzate} smazzate from seed {args.seed}")
     print(summary(contracts))
 

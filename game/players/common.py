@@ -1,4 +1,5 @@
-"""Shared helpers of the computer players: card-set bitmasks, per-decision RNG, roles.
+"""Shared helpers of the computer players: card-set bitmasks, per-decision RNG, roles,
+and the measuring tools' process pool.
 
 Card sets are Python ints used as 40-bit masks (bit ``c`` set = card ``c`` in the set):
 intersections, "is any stronger trump still out?" and counts are then one or two C-level
@@ -8,7 +9,9 @@ operations, which matters in the rollouts of the search player.
 from __future__ import annotations
 
 import random
-from typing import Final
+from collections.abc import Callable, Sequence
+from multiprocessing import Pool
+from typing import Final, TypeVar
 
 from game.cards import CARD_POINTS
 
@@ -62,3 +65,18 @@ def beats(card: int, best: int, trump: int | None) -> bool:
     if card // 10 == best // 10:
         return card % 10 < best % 10
     return card // 10 == trump
+
+
+_Task = TypeVar("_Task")
+_Result = TypeVar("_Result")
+
+
+def map_jobs(
+    func: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: int, chunksize: int = 1
+) -> list[_Result]:
+    """``func`` over ``tasks`` in order: in a pool of ``jobs`` processes when more than
+    one (the measuring tools' ``--jobs``), else in this process."""
+    if jobs <= 1:
+        return [func(task) for task in tasks]
+    with Pool(jobs) as pool:
+        return pool.map(func, tasks, chunksize=chunksize)

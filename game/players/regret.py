@@ -36,11 +36,10 @@ import random
 import statistics
 import time
 from collections.abc import Sequence
-from multiprocessing import Pool
 
 from game.engine import Game
 from game.options import TableOptions
-from game.players.common import decision_rng
+from game.players.common import decision_rng, map_jobs
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
 from game.simulate import parse_options
@@ -172,20 +171,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--oracle-calls", type=int, default=6, help="with --auction")
     args = parser.parse_args(argv)
+    options = TableOptions.model_validate(parse_options(args.option))
     if args.auction:
-        _auction_main(args)
+        _auction_main(args, options)
         return
     budgets = tuple(int(b) for b in args.budgets.split(","))
-    options = TableOptions.model_validate(parse_options(args.option))
     views = play_views(args.deals, args.seed, options)
     random.Random(args.seed).shuffle(views)
     views = views[: args.decisions]
     tasks = [(view, budgets, args.oracle_worlds) for view in views]
-    if args.jobs > 1:
-        with Pool(args.jobs) as pool:
-            results = pool.map(_task, tasks, chunksize=2)
-    else:
-        results = [_task(task) for task in tasks]
+    results = map_jobs(_task, tasks, args.jobs, chunksize=2)
     n = len(results)
     print(f"{n} play decisions drawn from {args.deals} deals (seed {args.seed}); "
           f"oracle: esperto with {args.oracle_worlds} sampled deals")
@@ -202,19 +197,14 @@ def main(argv: list[str] | None = None) -> None:
         print(line)
 
 
-def _auction_main(args: argparse.Namespace) -> None:
+def _auction_main(args: argparse.Namespace, options: TableOptions) -> None:
     settings = tuple(
         (int(worlds), int(calls))
         for worlds, calls in (item.split(":") for item in args.auction.split(","))
     )
-    options = TableOptions.model_validate(parse_options(args.option))
     views = auction_views(args.deals, args.seed, options)
     tasks = [(view, settings, args.oracle_worlds, args.oracle_calls) for view in views]
-    if args.jobs > 1:
-        with Pool(args.jobs) as pool:
-            found = pool.map(_auction_task, tasks, chunksize=1)
-    else:
-        found = [_auction_task(task) for task in tasks]
+    found = map_jobs(_auction_task, tasks, args.jobs)
     results = [rows for rows in found if rows is not None]
     print(f"{len(results)} auction decisions with rollouts of {len(views)} in {args.deals} "
           f"deals (seed {args.seed}); oracle: esperto rolling out {args.oracle_calls} calls "
