@@ -42,15 +42,15 @@ rollouts, every candidate action on the same deals) with these changes:
   on at most 50 sampled deals, about a sixth of what ``esperto``'s budget pays for; a
   call decides the smazzata, and with so few deals its estimates are noisy, the best
   looking of them most (the winner's curse). ``esperto`` rolls out 5 calls
-  (``BID_CANDIDATES``) on as many deals as the budget pays for (about 220, capped at
-  ``AUCTION_WORLDS``). On the 264 auction decisions with rollouts of 25 deals of
-  rule-based self-play, against the same search rolling out 6 calls on 1,500 deals, the
-  regret a decision fell from 0.054 points (3 calls, at most 60 deals) to 0.028 (3
-  calls, budget) and 0.023 (5 calls, budget), paired −0.031 ± 0.005; the chosen call's
-  optimism from 0.014 to 0.009 (``python -m game.players.regret --auction
-  60:3,400:3,400:5 --deals 25 --seed 5 --oracle-worlds 1500 --oracle-calls 6``). The
-  corrections above stay: they were measured against the contracts made, and the
-  noise explains only about 0.005 of them.
+  (``BID_CANDIDATES``) on as many deals as the budget pays for (about 220; no cap of its
+  own, ``max_worlds`` bounds it as in the play). On the 264 auction decisions with
+  rollouts of 25 deals of rule-based self-play, against the same search rolling out 6
+  calls on 1,500 deals, the regret a decision fell from 0.054 points (3 calls, at most
+  60 deals) to 0.028 (3 calls, budget) and 0.023 (5 calls, budget), paired −0.031 ±
+  0.005; the chosen call's optimism from 0.014 to 0.009 (``python -m game.players.regret
+  --auction 60:3,400:3,400:5 --deals 25 --seed 5 --oracle-worlds 1500 --oracle-calls
+  6``). The corrections above stay: they were measured against the contracts made, and
+  the noise explains only about 0.005 of them.
 
 Plain Briscola has no bids and no voids to read: there it samples more deals than
 ``forte``.
@@ -111,11 +111,9 @@ SHIFT_DOUBLED = 0.13
 #: so the four other seats lose ~0.14 each; with estimates corrected for the auction's
 #: optimism, a call a little below 0 still beats passing.
 CALL_MARGIN = -0.1
-#: The auction's rollouts: the most promising calls rolled out (``forte``: 3), and at
-#: most this many sampled deals, so that the budget, not a cap, sets how many
-#: (``forte``: at most 50).
+#: The auction rolls out this many of the most promising calls (``forte``: 3), on as
+#: many sampled deals as the budget pays for (``forte``: at most 50).
 BID_CANDIDATES = 5
-AUCTION_WORLDS = 400
 
 
 class ExpertPlayer(SearchPlayer):
@@ -133,7 +131,7 @@ class ExpertPlayer(SearchPlayer):
         call_margin: float = CALL_MARGIN,
         own_weights: Weights = TUNED_WEIGHTS,
         bid_candidates: int = BID_CANDIDATES,
-        auction_worlds: int = AUCTION_WORLDS,
+        auction_worlds: int | None = None,
     ) -> None:
         super().__init__(
             seed,

@@ -25,13 +25,13 @@ declaration it rolls out each legal suit and names the best.
 *Budget.* ``budget`` counts simulated card plays per decision (the cost of a rollout is
 the number of cards still to be played); the number of worlds is ``budget`` divided by
 the cost of one world, between ``min_worlds`` and ``max_worlds`` (and at most
-``auction_worlds`` in the auction, where a hand with no call near paying off passes at
-once). A simulated card play costs about 5 µs here, the rollout policy included, so the
-default (10,000) decides in about 50 ms (p95 87 ms of CPU over 81,535 decisions of
-``python -m game.arena --deals 400 --seed 24 --a expert --b search --cpu-clock``). The budget is
-counted, not timed, so a decision is a pure function of the seed and the view;
-``max_seconds`` optionally adds a wall-clock cap (that gives up exact reproducibility
-when it triggers).
+``auction_worlds``, unless None, in the auction, where a hand with no call near paying
+off passes at once). A simulated card play costs about 5 µs here, the rollout policy
+included, so the default (10,000) decides in about 50 ms (p95 87 ms of CPU over 81,535
+decisions of ``python -m game.arena --deals 400 --seed 24 --a expert --b search
+--cpu-clock``). The budget is counted, not timed, so a decision is a pure function of
+the seed and the view; ``max_seconds`` optionally adds a wall-clock cap (that gives up
+exact reproducibility when it triggers).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class SearchPlayer:
         max_worlds: int = 400,
         max_seconds: float | None = None,
         bid_candidates: int = 3,
-        auction_worlds: int = 50,
+        auction_worlds: int | None = 50,
         margin: float = 0.25,
         name: str = "search",
         briscola_worlds: int = 40,
