@@ -73,9 +73,9 @@ def pure(module: ModuleType) -> ModuleType:
     for other in COMPILED:
         if other is module:
             continue
-        for name, value in list(vars(loaded).items()):
+        for attribute, value in list(vars(loaded).items()):
             if callable(value) and getattr(value, "__module__", None) == other.__name__:
-                setattr(loaded, name, getattr(pure(other), name))
+                setattr(loaded, attribute, getattr(pure(other), attribute))
     return loaded
 
 
