@@ -143,16 +143,16 @@ def play_seat(
         return Outcome(0.0, False, False, False, 0), [
             Outcome(0.0, False, False, False, 0) for _ in variants
         ]
-    base = _outcome(_finish(game, players), seat, False)
+    shipped = _outcome(_finish(game, players), seat, False)
     outcomes = []
     for i, alternative in enumerate(alternatives):
         if i not in forks:
-            outcomes.append(Outcome(base.score, False, base.chiamante, base.made, base.target))
+            outcomes.append(shipped)
             continue
         seats = list(players)
         seats[seat] = alternative
         outcomes.append(_outcome(_finish(forks[i], seats), seat, True))
-    return base, outcomes
+    return shipped, outcomes
 
 
 _Task = tuple[int, int, TableOptions, list[Settings]]
