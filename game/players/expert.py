@@ -68,8 +68,11 @@ mean contract 65.1 (67.7); decision p95 235 ms of CPU with both cores busy. By r
 (the arena's split), as chiamante +0.77 a contract (``forte`` +0.32), as socio +0.21
 (+0.22), otherwise −0.14 (−0.24). These deals favour ``esperto``: the same 400 deals
 with the former auction (3 calls on at most 60 deals) gave +0.193 (+0.124..+0.263),
-so the auction's better decisions (above) do not show in the arena, and every
-five-player run so far (below) puts ``esperto``'s edge at about +0.15. The other
+so the auction's better decisions (above) do not show in the arena. A second run of
+400 fresh deals (``--seed 29``) gave +0.145 (+0.077..+0.214; won 27.8% / made 62.6% /
+mean contract 65.3 against ``forte``'s 18.1% / 58.5% / 67.6; as chiamante +0.67 a
+contract, ``forte`` +0.51; p95 203 ms). The two runs together, 800 deals: +0.158
+(+0.109..+0.206); the earlier versions' runs (below) are in line. The other
 variants, 150 deals each (the same command with ``--deals 150 --seed 22`` and
 ``--option …``), against ``forte``:
 
