@@ -7,7 +7,7 @@ import pytest
 from game.arena import play_deal
 from game.options import TableOptions
 from game.players import Player, create_player
-from game.players.auction_ab import parse_settings, play_seat
+from game.players.auction_ab import VariantStats, parse_settings, play_seat, report
 from game.players.expert import ExpertPlayer
 
 TABLE = TableOptions().model_copy(update={"match_end": "hands:1"})
@@ -52,3 +52,14 @@ def test_settings_are_read_and_checked() -> None:
         parse_settings("no_such_setting=1")
     with pytest.raises(ValueError):
         parse_settings("call_margin")
+
+
+def test_the_report_gives_the_difference_and_the_forked_contracts() -> None:
+    eager = VariantStats([0.4, 0.0, -0.1], smazzate=15, forks=3, won=2, made=1, targets=130)
+    alike = VariantStats([0.0, 0.0, 0.0], smazzate=15)
+    text = report(["call_margin=-0.5", "call_margin=-0.1"], [eager, alike])
+    header, first, second = text.split("\n")
+    assert "minus base" in header
+    assert first.split()[:2] == ["call_margin=-0.5", "+0.1000"] and "3/15" in first
+    assert "2 / 50% / 65.0 (0 / - / -)" in first
+    assert second.split()[1] == "+0.0000" and "0/15" in second
