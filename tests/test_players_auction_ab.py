@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from game.arena import play_deal
@@ -11,7 +13,7 @@ from game.players.auction_ab import VariantStats, parse_settings, play_seat, rep
 from game.players.expert import ExpertPlayer
 
 TABLE = TableOptions().model_copy(update={"match_end": "hands:1"})
-SMALL = {"budget": 2000}
+SMALL: dict[str, Any] = {"budget": 2000}
 DEAL_SEED = 900 * 1_000_003
 
 
@@ -26,7 +28,7 @@ def test_a_variant_that_bids_alike_never_forks() -> None:
 
 def test_a_variant_that_bids_otherwise_plays_its_own_smazzata() -> None:
     seat = 0
-    eager = {"call_margin": -5.0}  # calls with any hand
+    eager: dict[str, Any] = {"call_margin": -5.0}  # calls with any hand
     base, [variant] = play_seat(DEAL_SEED, seat, TABLE, [eager], SMALL)
     assert variant.forked and variant.chiamante
     # the base's smazzata is the arena's, and so is the variant's with the variant seated
