@@ -23,7 +23,7 @@ rollouts, every candidate action on the same deals) with these changes:
   because passing costs: the chiamante gains on average, the other seats lose.
   Compared move for move on 240 deals (1,200 smazzate; ``python -m
   game.players.auction_ab --deals 240 --seed 28 --variant call_margin=-0.35 --variant
-  call_margin=0.15 --variant shift_doubled=0.06 --jobs 2``), calling from −0.35 lost
+  call_margin=0.15 --variant shift_doubled=0.06 --jobs 2``), calling from −0.35 scored
   −0.058 a smazzata (−0.119..+0.004; its 92 extra contracts made 38%), from +0.15
   −0.017 (−0.065..+0.032), and a smaller correction for 71 and up (0.06) gained
   +0.007 (−0.061..+0.075): these settings stay.
