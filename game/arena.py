@@ -89,6 +89,17 @@ class GameResult:
 PlayerFactory = Callable[[str, int], Player]
 
 
+def deal_seed_of(seed: int, deal: int) -> int:
+    """The seed of the shuffle of the arena's ``deal``-th deal from ``seed``."""
+    return seed * 1_000_003 + deal
+
+
+def seat_seed(player_seed: int, seat: int) -> int:
+    """The seed of the player in ``seat`` (the arena uses the deal's seed as
+    ``player_seed``)."""
+    return player_seed * 10 + seat
+
+
 def play_deal(
     deal_seed: int,
     types: Sequence[str],
@@ -101,7 +112,9 @@ def play_deal(
     (decisions timed in CPU time of this process with ``cpu_clock``, else wall time)."""
     clock = time.process_time if cpu_clock else time.perf_counter
     game = Game.new(options, random.Random(deal_seed))
-    players: list[Player] = [make(kind, player_seed * 10 + seat) for seat, kind in enumerate(types)]
+    players: list[Player] = [
+        make(kind, seat_seed(player_seed, seat)) for seat, kind in enumerate(types)
+    ]
     times: dict[str, list[float]] = {}
     choice_times: dict[str, list[float]] = {}
     while not game.is_over() and game.scored_count == 0:
@@ -175,7 +188,7 @@ _Task = tuple[int, int, Sequence[str] | None, str, str, TableOptions, bool, Play
 
 def _run_deal(args: _Task) -> list[GameResult]:
     deal, seed, mix_types, a, b, options, cpu_clock, make = args
-    deal_seed = seed * 1_000_003 + deal
+    deal_seed = deal_seed_of(seed, deal)
     seats, units = units_of(options, deal_seed)
     assignments = schedule(mix_types, a, b, seats, units)
     return [

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from game.arena import play_deal
+from game.arena import deal_seed_of, play_deal
 from game.options import TableOptions
 from game.players import Player, create_player
 from game.players.auction_ab import VariantStats, parse_settings, play_seat, report
@@ -14,7 +14,7 @@ from game.players.expert import ExpertPlayer
 
 TABLE = TableOptions().model_copy(update={"match_end": "hands:1"})
 SMALL: dict[str, Any] = {"budget": 2000}
-DEAL_SEED = 900 * 1_000_003
+DEAL_SEED = deal_seed_of(900, 0)
 
 
 def _arena_player(kind: str, seed: int) -> Player:

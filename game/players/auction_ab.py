@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from game.arena import mean_ci, units_of
+from game.arena import deal_seed_of, mean_ci, seat_seed, units_of
 from game.engine import Game
 from game.events import SmazzataScored
 from game.options import TableOptions
@@ -69,6 +69,11 @@ class VariantStats:
     base_won: int = 0
     base_made: int = 0
     base_targets: int = 0
+
+
+#: The outcome recorded when no variant forks: the smazzata is not played on, and every
+#: difference is 0.
+_NOT_PLAYED = Outcome(0.0, False, False, False, 0)
 
 
 def parse_settings(text: str) -> Settings:
@@ -115,11 +120,11 @@ def play_seat(
     (``base``: settings of the base and of every variant, e.g. a smaller budget)."""
     game = Game.new(options, random.Random(deal_seed))
     common = base or {}
-    player_seed = deal_seed * 10 + seat
+    player_seed = seat_seed(deal_seed, seat)
     players: list[Player] = [
         ExpertPlayer(player_seed, **common)
         if s == seat
-        else create_player("search", deal_seed * 10 + s)
+        else create_player("search", seat_seed(deal_seed, s))
         for s in range(game.n)
     ]
     alternatives = [ExpertPlayer(player_seed, **{**common, **settings}) for settings in variants]
@@ -142,9 +147,7 @@ def play_seat(
                     forks[i] = fork
         game.apply(current, action)
     if not forks:
-        return Outcome(0.0, False, False, False, 0), [
-            Outcome(0.0, False, False, False, 0) for _ in variants
-        ]
+        return _NOT_PLAYED, [_NOT_PLAYED] * len(variants)
     shipped = _outcome(_finish(game, players), seat, False)
     outcomes = []
     for i, alternative in enumerate(alternatives):
@@ -162,7 +165,7 @@ _Task = tuple[int, int, TableOptions, list[Settings]]
 
 def _deal_task(task: _Task) -> list[tuple[Outcome, list[Outcome]]]:
     deal, seed, options, variants = task
-    deal_seed = seed * 1_000_003 + deal
+    deal_seed = deal_seed_of(seed, deal)
     _seats, units = units_of(options, deal_seed)
     return [play_seat(deal_seed, unit[0], options, variants) for unit in units]
 
