@@ -80,12 +80,28 @@ def main() -> int:
                 log.warning("the start-up stopped: %s", exc)
             if not leader.fenced or guard.stopping:
                 return 0
+            _sweep(loop, "after the active period")
             log.warning("standby again (%s): %s", INSTANCE, leader.lost_reason)
     finally:
         with contextlib.suppress(BaseException):
             _until_complete(loop, leader.close())
         guard.cancel()
+        _sweep(loop, "at exit")
         loop.close()
+
+
+def _sweep(loop: asyncio.AbstractEventLoop, when: str) -> None:
+    """Cancel the tasks still pending (none should be: each part of the bot cancels its
+    own; a leftover is logged, and cancelled so that none is destroyed pending)."""
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    if not pending:
+        return
+    log.warning("%d tasks still pending %s, cancelled: %s", len(pending), when,
+                ", ".join(sorted(t.get_name() for t in pending))[:500])
+    for task in pending:
+        task.cancel()
+    with contextlib.suppress(BaseException):
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 def _until_complete(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any]) -> None:

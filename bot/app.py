@@ -28,7 +28,7 @@ from telegram.ext import (
 from bot import players, webapp
 from bot.aiohttp_request import AiohttpRequest
 from bot.config import Settings
-from bot.failover import LEADER
+from bot.failover import LEADER, STAND_DOWN
 from bot.features import (
     auction,
     common,
@@ -44,6 +44,7 @@ from bot.features import (
 from bot.features.help import command_list
 from bot.health import HEARTBEAT_SECONDS, heartbeat
 from bot.i18n import LANGUAGES, tr
+from bot.inbox import Inbox, InboxQueue
 from bot.outbox import Outbox, PacedRateLimiter
 from bot.runtime import Runtime, rt_of
 from bot.service import GameService
@@ -75,6 +76,8 @@ def build_application(
             overall_max_rate=0, max_retries=3,
         ))
         .concurrent_updates(PerChatUpdateProcessor())
+        # stores each update before PTB's Updater confirms it / its webhook answers 200
+        .update_queue(InboxQueue())
         # aiohttp instead of PTB's httpx: ~1 ms less CPU per call (bot/aiohttp_request.py)
         .request(AiohttpRequest(user_agent=instance, gate=gate))
         .get_updates_request(
@@ -106,6 +109,11 @@ WEBAPP = "webapp"
 #: ``bot_data`` key: the task running ``_post_init`` while it runs (a stop signal during
 #: start-up cancels it: ``bot.__main__.StopGuard``).
 STARTING = "starting"
+#: ``bot_data`` key: the :class:`~bot.inbox.Inbox`.
+INBOX = "inbox"
+#: ``bot_data`` key: the tasks started after the start-up (resuming the tables, the
+#: command menus), cancelled at the stop.
+AFTER_START = "after_start"
 
 
 async def _post_init(app: Application) -> None:  # type: ignore[type-arg]
@@ -130,6 +138,7 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     }
     lazy = rates.pop("private_lazy_seconds", None)
     outbox = Outbox(app.bot, **rates)  # type: ignore[arg-type]
+    await outbox.digests.open(db)  # what each message shows: a redraw skips the same
     tables = Tables(app, config, service, outbox)
     if lazy is not None:
         tables.private_lazy_seconds = lazy
@@ -140,10 +149,22 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     outbox.on_forbidden = tables.forbidden
     outbox.on_migrated = _migrated_handler(rt)
     app.bot_data["rt"] = rt
+    # the inbox first: what the instance before stored and did not handle is handled as
+    # soon as the application runs, before what is polled; presses are answered at once
+    inbox = Inbox(app, db, webhook=config.webhook_url is not None)
+    app.bot_data[INBOX] = inbox
+    queue = app.update_queue
+    if isinstance(queue, InboxQueue):
+        queue.inbox = inbox
+    inbox.start()
+    app.bot_data[STAND_DOWN] = lambda: _stand_down_soon(app)
     if config.webapp_url is not None:  # the Mini App's server, beside the chat
         app.bot_data[WEBAPP] = await webapp.start(app.bot, rt)
-    await _set_commands(app)
-    await tables.resume_all()
+    # the redraws (the seat in turn first) and the command menus go after: the first
+    # getUpdates does not wait for them
+    app.bot_data[AFTER_START] = [
+        asyncio.get_running_loop().create_task(_after_start(app, rt), name="after-start"),
+    ]
     if config.health_file and app.job_queue is not None:
         app.job_queue.run_repeating(
             heartbeat, HEARTBEAT_SECONDS, first=1.0, data=config.health_file,
@@ -151,22 +172,69 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
         )  # fmt: skip
 
 
+async def _after_start(app: Application, rt: Runtime) -> None:  # type: ignore[type-arg]
+    """Once polling: resume every table (redraws of what was not shown, timers,
+    computers), then set the command menus."""
+    try:
+        await rt.tables.resume_all()
+        await _set_commands(app)
+    except StorageUnavailable as exc:
+        log.warning("resuming the tables stopped: %s", exc)
+
+
+def _stand_down_soon(app: Application) -> None:  # type: ignore[type-arg]
+    """Fenced: cancel the active period's tasks now (the stop goes on meanwhile)."""
+    task = asyncio.get_running_loop().create_task(stand_down(app), name="stand-down")
+    app.bot_data.setdefault(AFTER_START, []).append(task)
+
+
+async def stand_down(app: Application) -> None:  # type: ignore[type-arg]
+    """Cancel every task this instance started while active (fenced, or at the end of a
+    stop): the inbox's handlers, the start-up's redraws, the tables (drivers, timers'
+    watchers, redraws, delivery records), the pacing saver, the outbox's flushers. Nothing
+    is sent or written: the next active instance redraws what is left."""
+    current = asyncio.current_task()
+    for task in app.bot_data.get(AFTER_START, []):
+        if task is not current and not task.done():
+            task.cancel()
+    inbox: Inbox | None = app.bot_data.get(INBOX)
+    if inbox is not None:
+        await inbox.cancel()
+    rt: Runtime | None = app.bot_data.get("rt")
+    if rt is None:
+        return
+    await rt.tables.close()
+    await rt.tables.confirm_delivered(0.0)  # (cancels the delivery records)
+    await rt.tables.pacing.close(save=False)
+    await rt.outbox.close()
+
+
 #: Seconds a graceful stop waits for the pending edits.
 DRAIN_SECONDS = 5.0
 
 
 async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
-    """Updates are no longer handled but the HTTP client is still open: stop the
-    computers, then send what is pending (bounded; a restart redraws the rest)."""
+    """Updates are no longer fetched but the HTTP client is still open: let the updates
+    taken in hand finish, stop the computers, then send what is pending (bounded; a
+    restart redraws the rest). Fenced: nothing of that, every task is cancelled."""
     rt: Runtime | None = app.bot_data.get("rt")
-    if rt is None:
-        return
-    await rt.tables.close()
     leader = app.bot_data.get(LEADER)
-    if leader is None or leader.active:  # (a fenced instance sends and writes nothing)
+    active = leader is None or leader.active
+    inbox: Inbox | None = app.bot_data.get(INBOX)
+    if rt is None or inbox is None:
+        return
+    for task in app.bot_data.get(AFTER_START, []):
+        if task.get_name() != "stand-down":
+            task.cancel()
+    await asyncio.gather(*app.bot_data.get(AFTER_START, []), return_exceptions=True)
+    await inbox.stop(_drain_budget(app) if active else 0.0)
+    await rt.tables.close()
+    if active:  # (a fenced instance sends and writes nothing)
         budget = _drain_budget(app)
         await rt.outbox.drain(budget if leader is None else leader.drain_budget(budget))
         await rt.tables.confirm_delivered(1.0 if leader is None else leader.confirm_budget(1.0))
+        await rt.tables.pacing.close()  # (after the last calls: a restart paces from there)
+    await stand_down(app)  # whatever is left of the active period
     if leader is not None:
         await leader.step_down()  # PostgreSQL: a standby takes over now
 
@@ -190,13 +258,8 @@ async def _post_shutdown(app: Application) -> None:  # type: ignore[type-arg]
     server: webapp.WebAppServer | None = app.bot_data.pop(WEBAPP, None)
     if server is not None:
         await server.stop()
-    await rt.tables.close()
     players.shutdown()  # the search pool's workers
-    leader = app.bot_data.get(LEADER)
-    if leader is None or leader.active:
-        await rt.tables.confirm_delivered(1.0)  # (post_stop did, unless the app never ran)
-        await rt.tables.pacing.close()  # (after the last calls: a restart paces from there)
-    await rt.outbox.close()
+    await stand_down(app)  # (post_stop did, unless the application never ran)
     await rt.db.close()
 
 

@@ -16,8 +16,13 @@
   outbox gets :data:`HANDOVER_DRAIN_SECONDS` for its pending edits, then the lock is
   released with a ``NOTIFY`` and a standby takes it at once (what was not delivered is
   redrawn by the next active instance, as after a restart).
-* **Updates once**: an update Telegram delivers again (the instance before took it but
-  never confirmed it, then died) is skipped by :func:`skip_handled` (its id is stored).
+* **Updates once, none lost**: every update is stored in the inbox before Telegram is told
+  it arrived, and marked handled with its move (:mod:`bot.inbox`); the instance taking
+  over first handles what the one before stored and did not handle. An update Telegram
+  delivers again (stored, never confirmed) is stored once and handled once.
+* **Standing by runs nothing**: when the lock is lost, every task of the active period
+  (the inbox's handlers, the outbox, the pacing saver, jobs, turn timers, redraws) is
+  cancelled before the process stands by (``bot.app._post_stop``).
 * The role is in the health file (``python -m bot.health``) and the log says when and
   why an instance becomes active.
 """
@@ -29,20 +34,16 @@ import logging
 import os
 import socket
 from pathlib import Path
-from typing import Any
 
-from telegram import Update
-from telegram.ext import Application, ApplicationHandlerStop, ContextTypes, TypeHandler
+from telegram.ext import Application
 
 from bot.aiohttp_request import Fenced
 from bot.config import Settings
 from bot.health import write_beat
-from storage import Database, StorageUnavailable, is_postgres_url, urgent
+from storage import Database, StorageUnavailable, is_postgres_url
 from storage.lease import (
     FileLock,
     PostgresLease,
-    claim_update,
-    forget_updates,
     lock_path_for,
 )
 
@@ -53,18 +54,16 @@ log = logging.getLogger("bot.failover")
 INSTANCE = f"{socket.gethostname()}:{os.getpid()}"
 #: ``bot_data`` key of the :class:`Leader`.
 LEADER = "leader"
+#: ``bot_data`` key of what cancels the active period's tasks (set by ``bot.app``).
+STAND_DOWN = "stand_down"
 #: On a graceful stop with PostgreSQL, what the outbox gets to deliver its pending edits
 #: before the lock is released (the next active instance redraws the rest at once).
 HANDOVER_DRAIN_SECONDS = 0.8
 #: ... and then to record which versions were delivered.
 HANDOVER_CONFIRM_SECONDS = 0.2
-#: Handled update ids are kept this long (Telegram keeps an update 24 hours at most).
-KEEP_UPDATE_IDS_SECONDS = 2 * 86400
 #: After losing the lock, the wait before trying to take it again: a standby instance,
 #: which tries every second, takes over first.
 REACQUIRE_DELAY_SECONDS = 3.0
-#: Group of the handler that skips updates already handled (before every other one).
-DEDUP_GROUP = -1000
 
 
 class Leader:
@@ -123,7 +122,7 @@ class Leader:
         if not await lease.try_acquire():
             log.info(
                 "standby (%s): another instance holds the database lock; trying every "
-                "%.0f s, serving nothing meanwhile", INSTANCE, lease.poll_seconds,
+                "%.1f s, serving nothing meanwhile", INSTANCE, lease.poll_seconds,
             )
             self._beat("standby")
             handed_over = await lease.wait_release()
@@ -146,25 +145,17 @@ class Leader:
         self.role = "active"
 
     def attach(self, app: Application) -> None:  # type: ignore[type-arg]
-        """Wire the application built for this activity: its ``bot_data``, and on
-        PostgreSQL the handler that skips updates already handled."""
+        """Wire the application built for this activity (its ``bot_data``)."""
         self._app = app
         app.bot_data[LEADER] = self
         updater_log = logging.getLogger("telegram.ext.Updater")
         if not any(isinstance(f, _QuietWhenFenced) for f in updater_log.filters):
             updater_log.addFilter(_QuietWhenFenced())
-        if self.lease is not None:
-            app.add_handler(TypeHandler(Update, skip_handled), group=DEDUP_GROUP)
 
     async def started(self, db: Database) -> None:
-        """In ``post_init``, the database open: fence its writes; drop old update ids."""
-        if self.lease is None:
-            return
-        db.fence = self.fence
-        try:
-            await forget_updates(db, db.now() - KEEP_UPDATE_IDS_SECONDS)
-        except StorageUnavailable as e:
-            log.warning("could not drop old update ids: %s", e)
+        """In ``post_init``, the database open: fence its writes."""
+        if self.lease is not None:
+            db.fence = self.fence
 
     # ---------------------------------------------------------------- losing it
 
@@ -179,6 +170,9 @@ class Leader:
                   "standby again after the stop", INSTANCE)
         self._beat("standby")
         if self._app is not None:
+            stand_down = self._app.bot_data.get(STAND_DOWN)
+            if stand_down is not None:  # every task of the active period, cancelled now
+                stand_down()
             self._app.stop_running()
 
     @property
@@ -214,25 +208,6 @@ class Leader:
     def _beat(self, role: str) -> None:
         if self.settings.health_file:
             write_beat(Path(self.settings.health_file), role)
-
-
-async def skip_handled(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Handler run before all others (PostgreSQL): an update already taken in hand, by
-    this instance or the one before a takeover, is not handled again."""
-    rt: Any = context.bot_data.get("rt")
-    if rt is None:
-        return
-    try:
-        async with urgent():
-            first = await claim_update(rt.db, update.update_id)
-    except StorageUnavailable as e:
-        if e.code == "fenced":
-            raise ApplicationHandlerStop from None
-        log.warning("could not record update %s: %s", update.update_id, e)
-        return
-    if not first:
-        log.info("update %s was already handled: skipped", update.update_id)
-        raise ApplicationHandlerStop
 
 
 class _QuietWhenFenced(logging.Filter):

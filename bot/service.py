@@ -37,6 +37,7 @@ from storage import (
     SeatRow,
     StaleVersion,
     StatusConflict,
+    inbox,
     repo,
 )
 from storage.models import Actor, ChatMigrationResult
@@ -214,7 +215,9 @@ class GameService:
         :data:`SeatCheck` that finds it in the stored game (raising :class:`Refused`).
         ``afk="strike"`` (a timeout) adds a strike to the seat and, at :data:`AWAY_AFTER`,
         marks it away; ``afk="reset"`` (the human acted) clears the strikes. Both are
-        written in the action's transaction: a refused action changes nothing."""
+        written in the action's transaction: a refused action changes nothing. So is the
+        handled mark of the update that carries the action (the inbox, issue 35)."""
+        handled = inbox.current()
 
         async def transaction(tx: Executor) -> Applied:
             row = await repo.get_game(
@@ -248,6 +251,8 @@ class GameService:
                 tx, game_id, expected_version, seat_no, action.code, actor, user_id,
                 snapshot, "finished" if work.is_over() else None, turn_deadline=deadline,
             )
+            if handled is not None:
+                await inbox.mark_handled(tx, handled.update_id)
             if seat_row is not None and strikes != before:
                 await repo.set_afk_strikes(tx, game_id, seat_no, strikes)
             if went_away:
@@ -265,6 +270,7 @@ class GameService:
         except Refused:
             self._changed(game_id)  # what this process last wrote is not what is stored
             raise
+        inbox.committed(handled)
         self._cache[game_id] = applied.game  # only once committed
         self._rows[game_id] = applied.row
         self._written(game_id)

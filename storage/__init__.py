@@ -10,7 +10,7 @@ Knows nothing about Telegram or the game rules: it stores ints, strings and JSON
         await repo.record_action(tx, game_id, 0, 2, "P", "human", user_id, snapshot)
 """
 
-from . import migrations, repo
+from . import inbox, migrations, repo
 from .connect import open_database
 from .db import (
     Database,
@@ -139,6 +139,7 @@ __all__ = [
     "get_game",
     "get_score",
     "get_user",
+    "inbox",
     "is_postgres_url",
     "leaderboard",
     "list_finished_games",

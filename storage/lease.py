@@ -13,8 +13,8 @@
   before another instance can take the lock.
 * **SQLite**: :class:`FileLock`, ``fcntl.flock`` on a file beside the database: a second
   instance on the same file refuses to start (:class:`InstanceLocked`) instead of racing.
-* :func:`claim_update`: the update ids already taken in hand, so that an update Telegram
-  delivers again to the instance that took over is handled once.
+* Updates are stored in the inbox (:mod:`storage.inbox`) before they are confirmed:
+  an update Telegram delivers again to the instance that took over is handled once.
 """
 
 from __future__ import annotations
@@ -31,18 +31,19 @@ from typing import IO, Any
 
 import asyncpg
 
-from .db import Executor, parse_database_url
+from .db import parse_database_url
 from .errors import StorageError
 
 __all__ = [
     "CHECK_SECONDS", "CHECK_TIMEOUT", "POLL_SECONDS", "FileLock", "InstanceLocked",
-    "PostgresLease", "claim_update", "forget_updates", "lock_path_for",
+    "PostgresLease", "lock_path_for",
 ]
 
 log = logging.getLogger("storage.lease")
 
-#: Standby: seconds between two attempts to take the lock.
-POLL_SECONDS = 1.0
+#: Standby: seconds between two attempts to take the lock (one cheap query each: a
+#: standby takes over within this after the active instance's connection closed).
+POLL_SECONDS = 0.2
 #: Active: seconds between two liveness queries on the lock's connection ...
 CHECK_SECONDS = 1.0
 #: ... and how long one may take before the lock counts as lost.
@@ -252,23 +253,3 @@ class FileLock:
             fcntl.flock(self._file, fcntl.LOCK_UN)
             self._file.close()
             self._file = None
-
-
-# --------------------------------------------------------------------------- updates
-
-
-async def claim_update(db: Executor, update_id: int) -> bool:
-    """Record that ``update_id`` is being handled; False if it already was (by this
-    instance or one before it)."""
-    changed = await db.execute(
-        "INSERT INTO handled_updates (update_id, handled_at) VALUES (?, ?) "
-        "ON CONFLICT (update_id) DO NOTHING",
-        (update_id, db.now()),
-    )
-    return changed == 1
-
-
-async def forget_updates(db: Executor, before: int) -> int:
-    """Drop the update ids taken before the unix time ``before`` (Telegram keeps an
-    update 24 hours at most)."""
-    return await db.execute("DELETE FROM handled_updates WHERE handled_at < ?", (before,))

@@ -284,8 +284,50 @@ async def upgrade_v6(tx: Transaction) -> None:
     await _run_all(tx, _V6)
 
 
+# --------------------------------------------------------------------------- v6 -> v7
+
+_V7 = (
+    # The inbox (issue 35, storage/inbox.py): every update is stored here before Telegram
+    # is told it arrived (polling: before the offset that confirms it; webhook: before the
+    # 200), and marked handled in the transaction of the move it carries (or after its
+    # refusal / its handler). A new active instance first handles the rows not handled.
+    # Handled rows are deleted after a while. The payload is the update's JSON.
+    """
+    CREATE TABLE inbox (
+        update_id   INTEGER PRIMARY KEY,
+        payload     TEXT    NOT NULL,
+        received_at INTEGER NOT NULL,
+        handled_at  INTEGER
+    )
+    """,
+    "CREATE INDEX inbox_pending ON inbox (update_id) WHERE handled_at IS NULL",
+    "CREATE INDEX inbox_handled ON inbox (handled_at) WHERE handled_at IS NOT NULL",
+    # What each message of the bot shows, as Telegram last accepted it (bot/outbox): a
+    # digest of its text and of its keyboard, written right after each successful send or
+    # edit, so that a redraw after a restart or a takeover skips what is shown already.
+    """
+    CREATE TABLE message_digests (
+        chat_id     INTEGER NOT NULL,
+        message_id  INTEGER NOT NULL,
+        text_digest TEXT    NOT NULL,
+        kb_digest   TEXT    NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        PRIMARY KEY (chat_id, message_id)
+    )
+    """,
+    "CREATE INDEX message_digests_age ON message_digests (updated_at)",
+    # replaced by the inbox's handled_at
+    "DROP TABLE handled_updates",
+)
+
+
+async def upgrade_v7(tx: Transaction) -> None:
+    """The inbox of updates, and the digest of what each message shows."""
+    await _run_all(tx, _V7)
+
+
 MIGRATIONS: list[Migration] = [
-    upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6,
+    upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6, upgrade_v7,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

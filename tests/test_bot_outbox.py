@@ -222,7 +222,7 @@ async def test_sends_waiting_for_a_dropped_chat_do_not_go_out_later_ones_do() ->
     bot = RecordingBot()
     box = Outbox(bot, chat_rate=1000, group_per_minute=60, window_seconds=3.0,  # type: ignore[arg-type]
                  chat_burst=1)
-    box._started -= 10  # not a restart
+    box.pacer._started -= 10  # not a restart
     first = await box.send(-5, "table")
     assert first is not None
     waiting = [asyncio.create_task(box.send(-5, f"later {i}")) for i in range(3)]
@@ -239,7 +239,7 @@ async def test_a_group_is_paced_evenly_not_burst_then_wait() -> None:
     bot = RecordingBot()
     box = Outbox(bot, chat_rate=1000, group_per_minute=60, window_seconds=3.0,  # type: ignore[arg-type]
                  chat_burst=2)
-    box._started -= 10  # not a restart
+    box.pacer._started -= 10  # not a restart
     interval = box.interval(-5)
     assert interval == pytest.approx(0.05)
     for i in range(6):
@@ -259,7 +259,7 @@ async def test_a_group_is_paced_evenly_not_burst_then_wait() -> None:
 async def test_the_pressed_message_then_the_seat_in_turn_then_tables_then_idle_hands() -> None:
     bot = RecordingBot()
     box = Outbox(bot, chat_rate=1000, messages_per_second=20)  # type: ignore[arg-type]
-    box._started -= 100
+    box.pacer._started -= 100
     box.budget.burst = 1.0
     await box.budget.acquire(0)  # the budget is busy for the next 50 ms
     for chat in (1, 2, 3):

@@ -1,6 +1,7 @@
 """storage/lease.py and the fencing gate of storage/db.py (issue 20), in-process: the
-advisory lock, its loss, the handover's NOTIFY, the SQLite file lock, the handled update
-ids; bot/health.py's role. The two-process scenarios are in tests/chaos/test_failover.py."""
+advisory lock, its loss, the handover's NOTIFY, the SQLite file lock, the inbox
+(storage/inbox.py); bot/health.py's role. The two-process scenarios are in
+tests/chaos/test_failover.py."""
 
 from __future__ import annotations
 
@@ -8,17 +9,16 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.health import role_of, write_beat
-from storage import StorageUnavailable, open_database, repo
+from storage import StorageUnavailable, inbox, open_database, repo
 from storage.lease import (
     FileLock,
     InstanceLocked,
     PostgresLease,
-    claim_update,
-    forget_updates,
     lock_path_for,
 )
 from tests import pg
@@ -128,14 +128,62 @@ async def test_the_fence_refuses_transactions_commits_and_statements(pg_url: str
         await db.close()
 
 
-async def test_handled_updates_are_claimed_once(database_url: str) -> None:
+async def test_the_inbox_stores_each_update_once_and_marks_it_with_the_move(
+    database_url: str,
+) -> None:
     db = await open_database(database_url)
     try:
-        assert await claim_update(db, 1001)
-        assert not await claim_update(db, 1001)
-        assert await claim_update(db, 1002)
-        assert await forget_updates(db, db.now() + 1) == 2
-        assert await claim_update(db, 1001)
+        assert await inbox.store_updates(db, [(1001, '{"a":1}'), (1002, '{"b":2}')]) == [
+            1001, 1002]
+        # delivered again (the instance before stored it, never confirmed it): not new
+        assert await inbox.store_updates(db, [(1002, '{"b":2}'), (1003, "{}")]) == [1003]
+        assert await inbox.pending_updates(db) == [
+            (1001, '{"a":1}'), (1002, '{"b":2}'), (1003, "{}")]
+
+        async def handle(update_id: int, fail: bool) -> bool:
+            inbox.handling(update_id)
+            state = inbox.current()  # (as the service reads it, before its transaction)
+            assert state is not None
+
+            async def body(tx: Any) -> None:
+                await inbox.mark_handled(tx, state.update_id)
+                if fail:
+                    raise RuntimeError("killed before the commit")
+
+            try:
+                await db.run_transaction(body)
+            except RuntimeError:
+                pass
+            else:
+                inbox.committed(state)
+            assert inbox.current() is (state if fail else None)
+            return state.marked
+
+        # the mark rolls back with the move's transaction: still pending
+        assert not await asyncio.create_task(handle(1001, fail=True))
+        assert [u for u, _ in await inbox.pending_updates(db)] == [1001, 1002, 1003]
+        assert await asyncio.create_task(handle(1001, fail=False))
+        assert inbox.current() is None  # (outside a handling task)
+        await inbox.mark_handled(db, 1003)
+        assert [u for u, _ in await inbox.pending_updates(db)] == [1002]
+        assert await inbox.prune_inbox(db, db.now() - 60) == 0  # handled just now: kept
+        assert await inbox.prune_inbox(db, db.now() + 1) == 2
+        assert await inbox.store_updates(db, [(1001, "{}")]) == [1001]  # (gone, so new)
+    finally:
+        await db.close()
+
+
+async def test_message_digests_are_kept_per_message(database_url: str) -> None:
+    db = await open_database(database_url)
+    try:
+        await inbox.save_digest(db, -100, 7, "t1", "k1")
+        await inbox.save_digest(db, -100, 7, "t2", "k2")
+        await inbox.save_digest(db, 55, 7, "t3", "")
+        assert await inbox.load_digests(db, db.now() - 5) == {
+            (-100, 7): ("t2", "k2"), (55, 7): ("t3", "")}
+        assert await inbox.load_digests(db, db.now() + 5) == {}
+        assert await inbox.prune_digests(db, db.now() + 1) == 2
+        assert await inbox.load_digests(db, 0) == {}
     finally:
         await db.close()
 

@@ -99,12 +99,14 @@ class PaceKeeper:
             return
         self._pending.clear()
 
-    async def close(self) -> None:
-        """Stop saving, after a last save (a graceful stop)."""
+    async def close(self, *, save: bool = True) -> None:
+        """Stop saving, after a last save (a graceful stop; not when fenced: ``save``
+        False)."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        with contextlib.suppress(Exception):
-            await self.save()
+        if save:
+            with contextlib.suppress(Exception):
+                await self.save()

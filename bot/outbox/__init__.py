@@ -1,27 +1,28 @@
 """All sends and edits of game messages go through here.
 
-* **Skip identical edits**: the last content sent for each message is remembered, so a
-  "message is not modified" error never happens on our side (and is ignored if it does).
+The package: this module is the edit queue and the calls; :mod:`bot.outbox.pace` the
+budgets (each chat's pace, the bot's rate, kept across restarts; the rate limiter of the
+calls made elsewhere); :mod:`bot.outbox.digests` the record of what each message shows.
+
+* **Skip identical edits**: what each message shows, as Telegram last accepted it, is
+  recorded right after each call, in memory and in the database
+  (:mod:`bot.outbox.digests`): an edit that would show the same is never made, also after
+  a restart or a takeover. "Message is not modified" can only come once after a SIGKILL
+  (the call answered, its record not yet written), and counts as accepted.
 * **Coalescing**: an edit only records the *desired* content of a message (with a
   :class:`~bot.budget.Priority` and by when it is due: at once, or after a ``delay`` for
   content nobody needs right now); one flusher task per chat sends the latest desired
   content when it is due and the budgets allow. A burst of moves becomes one edit.
-* **Even pacing** (:mod:`bot.budget`): each chat at most one call per interval (a group
-  one per ``60 s / group_per_minute``, ~3.3 s at 18: never burst-then-wait), and the
-  whole bot ``messages_per_second``, granted by priority: the message a person just
-  pressed first (showing their own move is part of answering the press), then the
-  buttons of the seat in turn and replies to a person, then group tables, then hands
-  nobody can press.
+* **Even pacing** (:mod:`bot.outbox.pace`, :mod:`bot.budget`): each chat at most one
+  call per interval, and the whole bot ``messages_per_second``, granted by priority: the
+  message a person just pressed first (showing their own move is part of answering the
+  press), then the buttons of the seat in turn and replies to a person, then group
+  tables, then hands nobody can press.
 * **Nobody waits on it**: :meth:`edit` and :meth:`edit_markup` return at once; only
   :meth:`send` (a new message, whose id the caller needs) waits, and never in a handler.
 * **Re-sent messages** (:meth:`retarget`): edits queued for a message that was replaced
   (``/mano``) are dropped, and its deletion waits for the edit in flight, if any.
-* **Restarts**: the pacing of every chat is kept across restarts
-  (:mod:`bot.tables.pacing` saves :meth:`pace_changes` every half second and gives them
-  back with :meth:`restore_pacing`): a chat's first call after a restart goes as soon as
-  the limits allow, as if the process had not stopped. Only if they cannot be read is a
-  chat first used in the first window after start paced as if the process before had
-  just used its budget (:meth:`~bot.budget.ChatPace.assume_used`).
+* **Restarts**: the pacing of every chat is kept across restarts (:mod:`bot.outbox.pace`).
 * **Migrated groups**: a group that became a supergroup is remembered: sends to the old
   id go to the new one, edits of its old messages are dropped (they are read-only now),
   and ``on_migrated`` is told (in the background) so that the database follows.
@@ -37,7 +38,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -51,27 +51,16 @@ from telegram.error import (
     RetryAfter,
     TelegramError,
 )
-from telegram.ext import AIORateLimiter
 
-from bot.budget import ChatPace, GlobalBudget, Priority
+from bot.budget import ChatPace, Priority
+from bot.outbox.digests import Digests
+from bot.outbox.pace import COUNTED, PACED, PacedRateLimiter, Pacer
+
+__all__ = ["COUNTED", "Outbox", "PacedRateLimiter", "Priority", "backoff"]
 
 log = logging.getLogger(__name__)
 
 Content = tuple[str, str]  # (text, keyboard json)
-#: Set while the outbox itself calls the Bot API (it has taken the chat's budget already).
-_PACED: ContextVar[bool] = ContextVar("outbox_paced", default=False)
-#: The methods Telegram counts against a chat's limits.
-COUNTED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup",
-                     "editMessageCaption", "sendPhoto", "sendDocument"})
-#: A group table call that waited this many group pacing intervals in the global budget
-#: takes one grant in :data:`TABLE_SHARE` ahead of the turns (see :mod:`bot.budget`).
-#: Without it the turns alone filled the budget at 50 busy tables and the groups froze
-#: (staleness p95 28 s).
-TABLE_WAIT_INTERVALS = 1.0
-#: Under saturation the group tables get one grant in this many (a fifth of the budget)
-#: and the buttons of the seats in turn the rest. One in three (a third) left the turns
-#: 18 calls/s: at 200 busy tables a move then waited ~10-11 s for its buttons (target 10).
-TABLE_SHARE = 5
 #: Attempts of a send that fails with a network error (5xx, timeout, reset).
 SEND_ATTEMPTS = 3
 
@@ -128,29 +117,20 @@ class Outbox:
         on_migrated: Callable[[int, int], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.bot = bot
-        self.group_per_minute = group_per_minute
-        self.chat_rate = chat_rate
-        #: Calls a group / a private chat may send at once after being idle (see ChatPace):
-        #: a private chat two (Telegram tolerates short bursts, ~1 a second on average;
-        #: the fake server 3 at once, then 1/s: one is kept as a margin, three gave 429s
-        #: on a loaded machine), so that the presser's own message shows the press at
-        #: once even right after their turn's edit.
-        self.chat_burst = chat_burst
-        self.private_burst = private_burst
-        self.window_seconds = window_seconds
         self.on_forbidden = on_forbidden
         self.on_migrated = on_migrated
-        self.budget = GlobalBudget(messages_per_second, burst=max(1.0, messages_per_second / 5),
-                                   table_wait=TABLE_WAIT_INTERVALS * self.interval(-1),
-                                   table_share=TABLE_SHARE)
-        self._started = time.monotonic()
-        #: Pacing kept across a restart (see :meth:`restore_pacing`); None: not known.
-        self._restored: dict[int, tuple[float, list[float]]] | None = None
-        self._unrecorded: tuple[float, float] | None = None
-        #: Chats whose pacing changed since :meth:`pace_changes` was last asked.
-        self._dirty: set[int] = set()
+        self.pacer = Pacer(
+            group_per_minute=group_per_minute, chat_rate=chat_rate, chat_burst=chat_burst,
+            private_burst=private_burst, window_seconds=window_seconds,
+            messages_per_second=messages_per_second,
+        )
+        self.budget = self.pacer.budget
+        self.window_seconds = window_seconds
+        #: What each message shows (see :mod:`bot.outbox.digests`).
+        self.digests = Digests()
         self._chats: dict[int, _Chat] = {}
-        self._sent: dict[tuple[int, int], Content] = {}
+        #: The text each message was last sent or edited with by this process.
+        self._texts: dict[tuple[int, int], str] = {}
         self._moved: dict[int, int] = {}
         self._background: set[asyncio.Task[None]] = set()
         #: Edits being sent, per chat and per message (see :meth:`busy`, :meth:`retarget`).
@@ -166,75 +146,30 @@ class Outbox:
 
     def interval(self, chat_id: int) -> float:
         """Seconds between two calls of this chat (the pacing interval)."""
-        private = self.private_interval()
-        if chat_id >= 0:
-            return private
-        return max(private, self.window_seconds / max(1.0, self.group_per_minute))
+        return self.pacer.interval(chat_id)
 
     def private_interval(self) -> float:
         """Seconds between two calls of a private chat (1.25 s by default)."""
-        return 1.0 / self.chat_rate if self.chat_rate > 0 else 0.0
+        return self.pacer.private_interval()
 
     def wait_for(self, chat_id: int) -> float:
-        """Seconds until a new call of this chat could go (its pace, with the calls it
-        has reserved already)."""
-        chat = self._chats.get(self.resolve(chat_id))
-        if chat is None:
-            return 0.0
-        now = time.monotonic()
-        return max(0.0, chat.pace.ready_at(now) - now)
+        """Seconds until a new call of this chat could go."""
+        return self.pacer.wait_for(self.resolve(chat_id))
+
+    def restore_pacing(self, states: dict[int, tuple[float, list[float]]],
+                       unrecorded: tuple[float, float] | None) -> None:
+        """See :meth:`bot.outbox.pace.Pacer.restore_pacing`."""
+        self.pacer.restore_pacing(states, unrecorded)
+
+    def pace_changes(self) -> dict[int, tuple[float, list[float]]]:
+        """See :meth:`bot.outbox.pace.Pacer.pace_changes`."""
+        return self.pacer.pace_changes()
 
     def _chat(self, chat_id: int) -> _Chat:
         chat = self._chats.get(chat_id)
         if chat is None:
-            is_group = chat_id < 0
-            per_window = int(self.group_per_minute) if is_group else 0
-            burst = self.chat_burst if is_group else self.private_burst
-            pace = ChatPace(self.interval(chat_id), per_window, self.window_seconds,
-                            max(1, int(burst)))
-            chat = self._chats[chat_id] = _Chat(is_group, pace)
-            self._resume_pace(chat_id, pace)
+            chat = self._chats[chat_id] = _Chat(chat_id < 0, self.pacer.pace(chat_id))
         return chat
-
-    def _resume_pace(self, chat_id: int, pace: ChatPace) -> None:
-        """A chat's pacing at its first use in this process: as the process before left
-        it (kept across restarts), or if that is not known, as if it had just used it."""
-        if self._restored is None:
-            now = time.monotonic()
-            if now - self._started < self.window_seconds:
-                pace.assume_used(now)  # maybe a restart: the last budget may be in use
-            return
-        state = self._restored.pop(chat_id, None)
-        if state is not None:
-            pace.restore(*state)
-        if self._unrecorded is not None:
-            pace.assume_calls_between(*self._unrecorded)
-
-    def restore_pacing(self, states: dict[int, tuple[float, list[float]]],
-                       unrecorded: tuple[float, float] | None) -> None:
-        """The pacing the process before left: per chat (next slot, calls of the rolling
-        window), monotonic times of this process; ``unrecorded``: the span after its
-        last save in which it may have made calls not saved (each chat takes them at the
-        earliest slots its pace allowed)."""
-        self._restored = dict(states)
-        self._unrecorded = unrecorded
-        for chat_id, chat in self._chats.items():  # (used before this: merge)
-            self._resume_pace(chat_id, chat.pace)
-
-    def pace_changes(self) -> dict[int, tuple[float, list[float]]]:
-        """The pacing of the chats that made calls since the last time this was asked:
-        (next slot, calls of the rolling window), monotonic times."""
-        changed = {}
-        for chat_id in self._dirty:
-            chat = self._chats.get(chat_id)
-            if chat is not None:
-                changed[chat_id] = (chat.pace.next_at, list(chat.pace.sent))
-        self._dirty.clear()
-        return changed
-
-    def _reserve(self, chat_id: int, chat: _Chat, now: float) -> float:
-        self._dirty.add(chat_id)
-        return chat.pace.reserve(now)
 
     async def take(self, chat_id: int, priority: int = Priority.TURN) -> None:
         """Wait for and spend one call of the chat's and the bot's budget (for calls made
@@ -242,11 +177,8 @@ class Outbox:
         await self._take(self.resolve(chat_id), priority)
 
     async def _take(self, chat_id: int, priority: int) -> None:
-        chat = self._chat(chat_id)
-        wait = self._reserve(chat_id, chat, time.monotonic()) - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        await self.budget.acquire(priority)
+        self._chat(chat_id)
+        await self.pacer.take(chat_id, priority)
 
     def _count(self, chat_id: int, kind: str) -> None:
         self.stats[("group_" if chat_id < 0 else "private_") + kind] += 1
@@ -300,7 +232,7 @@ class Outbox:
                 self.budget.refund()
                 log.info("send to %s dropped: the bot was removed from the chat", chat_id)
                 return None
-            paced = _PACED.set(True)
+            paced = PACED.set(True)
             try:
                 msg = await self.bot.send_message(
                     chat_id, text, reply_markup=kb, message_thread_id=thread_id or None
@@ -320,9 +252,11 @@ class Outbox:
                 await asyncio.sleep(backoff(attempt, first=0.5))
                 continue
             finally:
-                _PACED.reset(paced)
+                PACED.reset(paced)
             self._count(chat_id, "sends")
-            self._sent[(chat_id, msg.message_id)] = (text, _kb_key(kb))
+            key = (chat_id, msg.message_id)
+            self._texts[key] = text
+            await self.digests.accepted(key, text, _kb_key(kb))
             return msg
         raise AssertionError("unreachable")
 
@@ -360,9 +294,11 @@ class Outbox:
         in the same call, rather than being replaced by the old one."""
         chat = self._chats.get(chat_id)
         waiting = None if chat is None else chat.desired.get(message_id)
-        sent = self._sent.get((chat_id, message_id), (fallback_text, ""))[0]
+        key = (chat_id, message_id)
+        sent = self._texts.get(key, fallback_text)
         text = sent if waiting is None else waiting.text
-        self._want(chat_id, message_id, text, kb, 0.0, priority, markup_only=text == sent)
+        markup_only = text == sent or self.digests.same_text(key, text)
+        self._want(chat_id, message_id, text, kb, 0.0, priority, markup_only=markup_only)
 
     def _want(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None,
@@ -373,7 +309,7 @@ class Outbox:
         chat = self._chat(chat_id)
         if message_id in chat.dead:
             return
-        if self._sent.get((chat_id, message_id)) == (text, _kb_key(kb)):
+        if self.digests.shows((chat_id, message_id), text, _kb_key(kb)):
             chat.desired.pop(message_id, None)
             return
         due = time.monotonic() + delay
@@ -448,7 +384,7 @@ class Outbox:
             if message_id is None or chat.pace.ready_at(now) > now:
                 self.budget.refund()  # dropped meanwhile, or a reply took the chat's slot
                 continue
-            self._reserve(chat_id, chat, now)
+            self.pacer.reserve(chat_id, now)
             edit = chat.desired.pop(message_id)
             try:
                 await self._edit(chat_id, message_id, edit)
@@ -458,30 +394,34 @@ class Outbox:
     async def _edit(self, chat_id: int, message_id: int, edit: _Edit) -> None:
         key = (chat_id, message_id)
         text, kb = edit.text, edit.kb
-        content = (text, _kb_key(kb))
-        if self._sent.get(key) == content or chat_id in self._moved:
+        kb_key = _kb_key(kb)
+        if self.digests.shows(key, text, kb_key) or chat_id in self._moved:
             return
         if message_id in self._chat(chat_id).dead:
             return
-        paced = _PACED.set(True)
+        paced = PACED.set(True)
         self._inflight[chat_id] += 1
         self._inflight_messages[key] += 1
         try:
-            if self._sent.get(key, ("",))[0] == text or edit.markup_only:
+            if self.digests.same_text(key, text) or edit.markup_only:
                 await self.bot.edit_message_reply_markup(chat_id, message_id, reply_markup=kb)
                 self._count(chat_id, "markup_edits")
             else:
                 await self.bot.edit_message_text(text, chat_id, message_id, reply_markup=kb)
                 self._count(chat_id, "edits")
-            self._sent[key] = content
+            self._texts[key] = text
             self._chat(chat_id).failures.pop(message_id, None)
+            await self.digests.accepted(key, text, kb_key)  # before the next call
         except BadRequest as exc:
             reason = str(exc).lower()
-            if "not modified" in reason:
-                self._sent[key] = content
+            if "not modified" in reason:  # (shown already: accepted)
+                log.info("message %s/%s was not modified (it showed this already)",
+                         chat_id, message_id)
+                self._texts[key] = text
+                await self.digests.accepted(key, text, kb_key)
             elif "not found" in reason or "can't be edited" in reason:
                 log.warning("message %s/%s is gone: %s", chat_id, message_id, exc)
-                self._sent[key] = content
+                self.digests.note(key, text, kb_key)  # (never tried again)
             else:
                 raise
         except ChatMigrated as exc:
@@ -508,12 +448,13 @@ class Outbox:
             self._inflight_messages[key] -= 1
             if not self._inflight_messages[key]:
                 del self._inflight_messages[key]
-            _PACED.reset(paced)
+            PACED.reset(paced)
             for event in self._settle_waiters.get(chat_id, ()):
                 event.set()
 
     def forget(self, chat_id: int, message_id: int) -> None:
-        self._sent.pop((chat_id, message_id), None)
+        self._texts.pop((chat_id, message_id), None)
+        self.digests.forget((chat_id, message_id))
         chat = self._chat(chat_id)
         chat.desired.pop(message_id, None)
         chat.failures.pop(message_id, None)
@@ -586,32 +527,3 @@ class Outbox:
 def _seconds(value: float | timedelta) -> float:
     """``RetryAfter.retry_after`` is an int or a timedelta depending on PTB settings."""
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
-class PacedRateLimiter(AIORateLimiter):
-    """PTB's limiter (overall and per-group rates, retries on 429) that also charges the
-    calls made outside the outbox (command replies, callback edits) to the outbox's budget
-    of their chat, so that both share one account per chat."""
-
-    outbox: Outbox | None = None
-
-    async def process_request(
-        self,
-        callback: Callable[..., Coroutine[Any, Any, Any]],
-        args: Any,
-        kwargs: dict[str, Any],
-        endpoint: str,
-        data: dict[str, Any],
-        rate_limit_args: int | None,
-    ) -> Any:
-        chat_id = data.get("chat_id")
-        if endpoint not in COUNTED:
-            # Chat actions, deletes, reads: not messages, so not in Telegram's message
-            # budget; PTB's limiter would queue them (e.g. the private probe of a player
-            # joining a lobby) behind every pending edit. It still retries them on 429.
-            data = {key: value for key, value in data.items() if key != "chat_id"}
-        elif self.outbox is not None and not _PACED.get() and isinstance(chat_id, int):
-            await self.outbox.take(chat_id)
-        return await super().process_request(
-            callback, args, kwargs, endpoint, data, rate_limit_args
-        )

@@ -1,0 +1,217 @@
+"""The inbox: an update is stored before Telegram learns that it arrived (issue 35).
+
+PTB's :class:`~telegram.ext.Updater` already awaits ``update_queue.put(update)`` for each
+update of a batch before it sends the offset that confirms the batch (its next
+``getUpdates``), and its webhook server awaits it before answering 200. So the
+Application's update queue is an :class:`InboxQueue` whose ``put`` *stores* the update
+(:func:`storage.inbox.store_updates`) before it returns: an update Telegram considers
+delivered is in the database. PTB's handlers, its Updater, its webhook server and its
+conventions stay as they are; only the queue is ours.
+
+* **Handled in order**: a stored update is handed to PTB's
+  ``Application.process_update`` through the update processor
+  (:class:`bot.updates.PerChatUpdateProcessor`: in order per chat and per game,
+  concurrently across them), in a task of its own that knows which update it handles
+  (:func:`storage.inbox.handling`).
+* **Marked handled with the move**: the service's move transaction marks the update it
+  carries (``GameService.apply``); any other update is marked after its handlers ran
+  (a refusal, a command, a lobby button). Never before: a process that dies in between
+  leaves the update *pending*.
+* **A new active process** (restart, takeover) first hands out what is stored and not
+  handled (:meth:`Inbox.resume`), then what it polls; an update Telegram delivers again
+  (stored by the process before, never confirmed) is stored once and handled once.
+* **Bounded**: handled rows are deleted after :data:`KEEP_HANDLED_SECONDS`.
+* **Polling while the database is down**: ``put`` retries until the update is stored:
+  nothing is confirmed meanwhile (Telegram keeps the updates). Webhook: the request fails
+  (500) and Telegram sends the update again later. Fenced: nothing is stored, nothing
+  confirmed, the process stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application
+
+from storage import Database, StorageUnavailable, inbox, urgent
+
+log = logging.getLogger(__name__)
+
+#: Handled updates are kept this long (Telegram keeps an update 24 hours at most: one
+#: stored and handled but never confirmed is delivered again at the latest then).
+KEEP_HANDLED_SECONDS = 26 * 3600
+#: Handled rows are pruned at most this often.
+PRUNE_EVERY_SECONDS = 600.0
+#: Polling: first wait before storing again after the database refused (doubling to 5 s).
+RETRY_SECONDS = 0.25
+
+
+class InboxQueue(asyncio.Queue):  # type: ignore[type-arg]
+    """The Application's ``update_queue``: ``put(update)`` stores the update and hands it
+    to the :class:`Inbox` (see the module docstring); PTB's own objects (its stop signal)
+    go into the queue as usual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inbox: Inbox | None = None
+
+    async def put(self, item: Any) -> None:
+        if isinstance(item, Update) and self.inbox is not None:
+            await self.inbox.receive(item)
+        else:
+            await super().put(item)
+
+
+class Inbox:
+    def __init__(self, app: Application, db: Database, *,  # type: ignore[type-arg]
+                 webhook: bool = False) -> None:
+        self.app = app
+        self.db = db
+        self.webhook = webhook
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: Set once the updates stored before this process started are handed out: the
+        #: new ones wait for it (order).
+        self._resumed = asyncio.Event()
+        self._resumer: asyncio.Task[None] | None = None
+        self._last_prune = 0.0
+        self._closed = False
+        #: Counters (the chaos tests read the log; these are for the report).
+        self.stats = {"stored": 0, "again": 0, "resumed": 0}
+
+    # ------------------------------------------------------------------ in
+
+    async def receive(self, update: Update) -> None:
+        """Store the update (before Telegram is told it arrived), then hand it out."""
+        payload = json.dumps(update.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        delay = RETRY_SECONDS
+        while True:
+            try:
+                async with urgent():
+                    new = await inbox.store_updates(self.db, [(update.update_id, payload)])
+                break
+            except StorageUnavailable as exc:
+                if self.webhook:
+                    raise  # 500: Telegram sends it again
+                if exc.code in ("fenced", "closed") or self._closed:
+                    # never confirmed: the next active instance gets it; the Updater is
+                    # stopping and cancels this wait
+                    await asyncio.Event().wait()
+                log.warning("update %s not stored (%s): not confirmed, again in %.2f s",
+                            update.update_id, exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(5.0, delay * 2)
+        if not new:
+            self.stats["again"] += 1
+            log.info("update %s delivered again: stored already, handled once",
+                     update.update_id)
+            return
+        self.stats["stored"] += 1
+        await self._resumed.wait()
+        self._dispatch(update)
+
+    def start(self) -> None:
+        """Hand out the updates stored and not handled, once the application runs (the
+        new ones wait for them)."""
+        self._resumer = asyncio.get_running_loop().create_task(self.resume(),
+                                                               name="inbox-resume")
+
+    async def resume(self) -> None:
+        try:
+            async with urgent():
+                rows = await inbox.pending_updates(self.db)
+        except StorageUnavailable as exc:
+            log.error("the inbox could not be read (%s): its pending updates wait for the "
+                      "next start", exc)
+            rows = []
+        while not self.app.running and not self._closed:  # (post_init runs before start)
+            await asyncio.sleep(0.005)
+        for update_id, payload in rows:
+            if self._closed:
+                return
+            try:
+                update = Update.de_json(json.loads(payload), self.app.bot)
+            except Exception:  # never blocks the others
+                log.exception("stored update %s cannot be read: dropped", update_id)
+                await self._mark(update_id)
+                continue
+            self.stats["resumed"] += 1
+            self._dispatch(update)
+        if rows:
+            log.info("%d updates stored and not handled before: handled first", len(rows))
+        self._resumed.set()
+
+    # ------------------------------------------------------------------ handling
+
+    def _dispatch(self, update: Update) -> None:
+        if self._closed:
+            return  # stored, not handled: the next active instance handles it
+        task = asyncio.get_running_loop().create_task(
+            self._handle(update), name=f"update-{update.update_id}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, update: Update) -> None:
+        state = inbox.handling(update.update_id)
+        processor = self.app.update_processor
+        await processor.process_update(update, self.app.process_update(update))
+        # (handler errors went to the error handler: the update was handled)
+        if not state.marked:
+            await self._mark(update.update_id)
+        self._prune_now_and_then()
+
+    async def _mark(self, update_id: int) -> None:
+        try:
+            await inbox.mark_handled(self.db, update_id)
+        except StorageUnavailable as exc:
+            if exc.code != "fenced":
+                log.warning("update %s handled, not marked (%s): the next start handles "
+                            "it again", update_id, exc)
+
+    def _prune_now_and_then(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._last_prune < PRUNE_EVERY_SECONDS or self._closed:
+            return
+        self._last_prune = loop.time()
+        task = loop.create_task(self.prune(), name="inbox-prune")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def prune(self) -> None:
+        """Delete the updates handled more than :data:`KEEP_HANDLED_SECONDS` ago."""
+        try:
+            gone = await inbox.prune_inbox(self.db, self.db.now() - int(KEEP_HANDLED_SECONDS))
+        except StorageUnavailable as exc:
+            log.info("old updates not pruned: %s", exc)
+            return
+        if gone:
+            log.info("%d handled updates pruned from the inbox", gone)
+
+    # ------------------------------------------------------------------ stopping
+
+    async def stop(self, timeout: float) -> None:
+        """Hand out nothing more; wait up to ``timeout`` for the updates being handled
+        (a graceful stop), then cancel what is left (stored, not handled: the next active
+        instance handles it)."""
+        self._closed = True
+        tasks = [t for t in (self._resumer, *self._tasks) if t is not None and not t.done()]
+        if tasks and timeout > 0:
+            await asyncio.wait(tasks, timeout=timeout)
+        await self.cancel()
+
+    async def cancel(self) -> None:
+        """Stop at once: every task of the inbox is cancelled and awaited."""
+        self._closed = True
+        tasks = [t for t in (self._resumer, *self._tasks) if t is not None and not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def busy(self) -> int:
+        """Updates being handled."""
+        return sum(not t.done() for t in self._tasks)

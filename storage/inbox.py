@@ -1,0 +1,152 @@
+"""The inbox of updates and the digests of messages (schema v7, issue 35).
+
+* **Inbox**: every update is stored (:func:`store_updates`) before Telegram learns that it
+  arrived; it is marked handled (:func:`mark_handled`) in the transaction of the move it
+  carries, or after its handler ran, never before. :func:`pending_updates` gives a new
+  active instance what the one before stored and did not handle; handled rows are deleted
+  after a while (:func:`prune_inbox`).
+* **Which update a task is handling** (:func:`handling`, :func:`current`): the bot sets
+  it for the task handling an update; the service's move transaction marks that update
+  (:func:`mark_handled` in the move's transaction, then :func:`committed`), so that the
+  mark commits with the move, or not at all.
+* **Message digests**: what each message of the bot shows as Telegram last accepted it
+  (:func:`save_digest`, :func:`load_digests`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .db import Executor
+
+__all__ = [
+    "Handling", "committed", "current", "delete_digests", "handling", "load_digests",
+    "mark_handled", "pending_updates", "prune_digests", "prune_inbox", "save_digest",
+    "store_updates",
+]
+
+
+# --------------------------------------------------------------------------- the inbox
+
+
+async def store_updates(ex: Executor, updates: Iterable[tuple[int, str]]) -> list[int]:
+    """Store updates (id, JSON payload) in one transaction; the ids that were new (an
+    update delivered again, stored before by this instance or the one before it, is
+    not stored twice and not returned)."""
+    new: list[int] = []
+    async with ex.transaction() as tx:
+        now = tx.now()
+        for update_id, payload in updates:
+            changed = await tx.execute(
+                "INSERT INTO inbox (update_id, payload, received_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (update_id) DO NOTHING",
+                (int(update_id), payload, now),
+            )
+            if changed == 1:
+                new.append(int(update_id))
+    return new
+
+
+async def pending_updates(ex: Executor, limit: int = 10_000) -> list[tuple[int, str]]:
+    """The updates stored and not handled, oldest first: (id, JSON payload)."""
+    rows = await ex.fetch(
+        "SELECT update_id, payload FROM inbox WHERE handled_at IS NULL "
+        "ORDER BY update_id LIMIT ?", (int(limit),),
+    )
+    return [(int(r["update_id"]), str(r["payload"])) for r in rows]
+
+
+async def mark_handled(ex: Executor, update_id: int) -> None:
+    """The update was handled (its move stored, or refused, or its handler ran)."""
+    await ex.execute(
+        "UPDATE inbox SET handled_at = ? WHERE update_id = ? AND handled_at IS NULL",
+        (ex.now(), int(update_id)),
+    )
+
+
+async def prune_inbox(ex: Executor, before: int) -> int:
+    """Delete the updates handled before the unix time ``before``; how many."""
+    return await ex.execute(
+        "DELETE FROM inbox WHERE handled_at IS NOT NULL AND handled_at < ?", (int(before),)
+    )
+
+
+# ----------------------------------------------------------- the update being handled
+
+
+@dataclass
+class Handling:
+    """The update a task is handling; ``marked``: its handled mark is committed."""
+
+    update_id: int
+    task: asyncio.Task[object] | None
+    marked: bool = False
+
+
+_CURRENT: contextvars.ContextVar[Handling | None] = contextvars.ContextVar(
+    "inbox_update", default=None
+)
+
+
+def handling(update_id: int) -> Handling:
+    """The current task handles ``update_id`` (call it first in that task)."""
+    state = Handling(update_id, asyncio.current_task())
+    _CURRENT.set(state)
+    return state
+
+
+def current() -> Handling | None:
+    """The update the current task handles, if its mark is still to be written (tasks
+    this one started see it too, but are not the handler: None for them)."""
+    state = _CURRENT.get()
+    if state is None or state.marked or state.task is not asyncio.current_task():
+        return None
+    return state
+
+
+def committed(state: Handling | None) -> None:
+    """The transaction that marked ``state``'s update committed."""
+    if state is not None:
+        state.marked = True
+
+
+# --------------------------------------------------------------------------- message digests
+
+
+async def save_digest(
+    ex: Executor, chat_id: int, message_id: int, text_digest: str, kb_digest: str
+) -> None:
+    """What a message shows now (Telegram accepted it)."""
+    await ex.execute(
+        "INSERT INTO message_digests (chat_id, message_id, text_digest, kb_digest, updated_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_id, message_id) DO UPDATE SET "
+        "text_digest = excluded.text_digest, kb_digest = excluded.kb_digest, "
+        "updated_at = excluded.updated_at",
+        (int(chat_id), int(message_id), text_digest, kb_digest, ex.now()),
+    )
+
+
+async def delete_digests(ex: Executor, chat_id: int, message_id: int) -> None:
+    await ex.execute(
+        "DELETE FROM message_digests WHERE chat_id = ? AND message_id = ?",
+        (int(chat_id), int(message_id)),
+    )
+
+
+async def load_digests(ex: Executor, since: int) -> dict[tuple[int, int], tuple[str, str]]:
+    """The digests written at or after the unix time ``since``: (chat, message) ->
+    (text digest, keyboard digest)."""
+    rows = await ex.fetch(
+        "SELECT chat_id, message_id, text_digest, kb_digest FROM message_digests "
+        "WHERE updated_at >= ?", (int(since),),
+    )
+    return {(int(r["chat_id"]), int(r["message_id"])): (str(r["text_digest"]),
+                                                        str(r["kb_digest"])) for r in rows}
+
+
+async def prune_digests(ex: Executor, before: int) -> int:
+    """Delete the digests not written since the unix time ``before``."""
+    return await ex.execute("DELETE FROM message_digests WHERE updated_at < ?", (int(before),))
