@@ -304,7 +304,8 @@ class PendingUpdate:
     restart before confirming).  ``handled_at`` is when the bot's first API call *for it*
     arrived: for a callback query the ``answerCallbackQuery`` with its id; for a message,
     the first call addressed to the message's chat after it was offered (an
-    approximation: any call to that chat counts).
+    approximation: any call to that chat counts). ``confirmed_at``: when Telegram
+    considered it delivered (a getUpdates with a higher offset, or a 2xx webhook answer).
     """
 
     update_id: int
@@ -318,6 +319,7 @@ class PendingUpdate:
     handled_by: str | None = None
     chat_id: int | None = None
     query_id: str | None = None
+    confirmed_at: float | None = None
 
     @property
     def latency(self) -> float | None:

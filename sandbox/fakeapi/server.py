@@ -294,6 +294,10 @@ class FakeTelegram:
         self.world.on_change = self._changed
         self.world.on_webhook = self._on_update
         self.webhook_timeout = webhook_timeout
+        #: Test hooks called with each update as it is handed to the bot (a getUpdates
+        #: answer, a webhook POST), before the bot has it: a chaos test kills the bot
+        #: right after a press was handed out.
+        self.offered_hooks: list[Callable[[PendingUpdate], None]] = []
         #: Every webhook POST, oldest first (see `WebhookDelivery`).
         self.webhook_deliveries: list[WebhookDelivery] = []
         self._webhook_wakeup = asyncio.Event()
@@ -543,6 +547,8 @@ class FakeTelegram:
         for update in batch:
             update.delivered = True
             update.offers += 1
+            for hook in self.offered_hooks:  # (test hooks: see the attribute)
+                hook(update)
             if update.offered_at is None:
                 update.offered_at = now
                 if update.query_id is not None:
@@ -618,6 +624,7 @@ class FakeTelegram:
                     )
                 if delivery.ok:
                     failures = 0
+                    update.confirmed_at = time.monotonic()
                     if self.world.updates and self.world.updates[0] is update:
                         self.world.updates.popleft()
                 else:

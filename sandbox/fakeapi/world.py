@@ -215,7 +215,7 @@ class World:
         """Forget updates confirmed by a getUpdates ``offset`` (negative: keep the last N)."""
         if offset > 0:
             while self.updates and self.updates[0].update_id < offset:
-                self.updates.popleft()
+                self.updates.popleft().confirmed_at = time.monotonic()
         elif offset < 0:
             while len(self.updates) > -offset:
                 self.updates.popleft()

@@ -32,14 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
-from bench.sim import BotProcess, SimTable, World, open_reader
+from bench.sim import BotProcess, SimTable, World, find_button_message, open_reader
 from sandbox.fakeapi import FakeTelegram
 from sandbox.fakeapi.server import ApiCall
 from storage import Database, repo
 from tests import pg
-from tests.chaos.checks import check_acknowledged, replay
+from tests.chaos.checks import check_acknowledged, replay, turn_in_play
 from tests.conftest import WEBHOOK_SECRET, free_port
 
 SEED = int(os.environ.get("CHAOS_SEED", "2020"))
@@ -461,4 +462,107 @@ async def test_an_update_delivered_again_after_a_takeover_is_handled_once(pair: 
     helps = [m for m in messages.values() if m.sender is None and m.text == help_text]
     assert len(helps) == 1, "the update delivered again was handled again"
     assert len(messages) == replies + 2, [m.text[:40] for m in messages.values()]
-    await standby.until_log(f"update {entry.update_id} was already handled: skipped")
+    await standby.until_log(f"update {entry.update_id} delivered again: stored already")
+
+
+# ------------------------------------------------------------------------------------
+# issue 35: a press stored before Telegram is told it arrived, handled once
+
+
+async def _press_in_play(pair: Pair, seed: int) -> tuple[SimTable, Any, str, Any]:
+    """One table, a human in turn in the play phase: (table, user, the callback data of
+    one of their legal cards, the message carrying it)."""
+    (table,) = await tables_in_play(pair, 1, rng=random.Random(seed), match_end="hands:1",
+                                    think=0.0)
+    version, user = await turn_in_play(table)
+    row, game = await table.state()
+    seat = row.seat_of(user.id)
+    assert seat is not None and game is not None
+    data = f"a:{row.game_id}:{version}:{game.view(seat.seat).legal[0]}"
+    message = find_button_message(user.private_chat, data)
+    assert message is not None
+    return table, user, data, message
+
+
+async def _held_by_postgres(url: str, sql: str, *args: Any) -> Any:
+    """A connection of the test's own holding ``sql``'s locks in an open transaction."""
+    conn = await asyncpg.connect(url)
+    await conn.execute("BEGIN")
+    await conn.execute(sql, *args)
+    return conn
+
+
+async def _survivor_answers_once(
+    pair: Pair, table: SimTable, handle: Any, killed_at: float, standby: Instance
+) -> None:
+    await pair.polled_by(standby, killed_at, TAKEOVER_BOUND)
+    await pair.tg.wait_until(lambda: handle.answer is not None, 10, "the press answered")
+    assert not handle.answer.show_alert, handle.answer  # taken, not refused
+    row, _ = await table.state()
+    press_version = int(handle.data.split(":")[2])
+    actions = await repo.load_actions(pair.reader, row.game_id)
+    mine = [a for a in actions if a.actor == "human" and a.user_id == handle.user.id
+            and a.seq == press_version + 1]
+    assert len(mine) == 1 and mine[0].code == handle.data.split(":")[3], actions[-3:]
+    await replay(pair.reader, row)  # no gap, no duplicate
+    answers = answers_per_query(pair.tg.calls)
+    assert answers[handle.id] == 1, "the press was answered twice"
+
+
+async def test_a_kill_after_a_press_was_handed_out_and_confirmed_before_its_handling(
+    pair: Pair,
+) -> None:
+    """The active instance gets a press and confirms it to Telegram (its next getUpdates
+    has a higher offset), but has not handled it: its first read of the game waits on a
+    lock the test holds. SIGKILL there. Telegram will not deliver the press again: the
+    instance taking over must find it in the inbox, answer it and store its move, once."""
+    table, user, data, message = await _press_in_play(pair, SEED + 5)
+    active = pair.active()
+    standby = pair.b if active is pair.a else pair.a
+    lock = await _held_by_postgres(pair.url, "LOCK TABLE games IN ACCESS EXCLUSIVE MODE")
+    try:
+        handle = await user.press(message, data)
+        entry = next(u for u in reversed(pair.tg.update_log) if u.query_id == handle.id)
+        await pair.tg.wait_until(lambda: entry.confirmed_at is not None, 10,
+                                 "the press confirmed by the next getUpdates")
+        await asyncio.sleep(0.2)  # (its handling waits for the lock meanwhile)
+        assert handle.answer is None and entry.offers == 1
+        killed_at = time.monotonic()
+        await active.kill()
+    finally:
+        await lock.execute("ROLLBACK")
+        await lock.close()
+    await _survivor_answers_once(pair, table, handle, killed_at, standby)
+    assert entry.offers == 1, "Telegram delivered it once: the survivor had it stored"
+    await standby.until_log("1 updates stored and not handled before: handled first")
+
+
+async def test_a_kill_while_the_move_is_being_committed(pair: Pair) -> None:
+    """The move's transaction has begun (the game read) and its write waits for a row
+    lock the test holds: SIGKILL there, then the lock goes. Nothing of the move is
+    committed; the instance taking over stores it once and answers the press."""
+    table, user, data, message = await _press_in_play(pair, SEED + 6)
+    active = pair.active()
+    standby = pair.b if active is pair.a else pair.a
+    game_id = int(data.split(":")[1])
+    lock = await _held_by_postgres(
+        pair.url, "SELECT 1 FROM games WHERE game_id = $1 FOR UPDATE", game_id
+    )
+    try:
+        handle = await user.press(message, data)
+
+        async def write_waits() -> bool:
+            waiting = await pair.reader.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND query LIKE '%actions%'"
+            )
+            return bool(waiting)
+
+        await table.until_async(write_waits, 10, "the move's write waiting for the lock")
+        assert handle.answer is None
+        killed_at = time.monotonic()
+        await active.kill()
+    finally:
+        await lock.execute("ROLLBACK")
+        await lock.close()
+    await _survivor_answers_once(pair, table, handle, killed_at, standby)
