@@ -21,10 +21,13 @@ conventions stay as they are; only the queue is ours.
   handled (:meth:`Inbox.resume`), then what it polls; an update Telegram delivers again
   (stored by the process before, never confirmed) is stored once and handled once.
 * **Bounded**: handled rows are deleted after :data:`KEEP_HANDLED_SECONDS`.
-* **Polling while the database is down**: ``put`` retries until the update is stored:
-  nothing is confirmed meanwhile (Telegram keeps the updates). Webhook: the request fails
-  (500) and Telegram sends the update again later. Fenced: nothing is stored, nothing
-  confirmed, the process stops.
+* **The database refuses writes** (disk full, read-only, down): the update is handled
+  without being stored, as before the inbox: the person is told that nothing could be
+  saved (the move cannot be stored either) rather than left without an answer. Fenced:
+  nothing is stored, nothing confirmed, nothing handled: the process stops.
+* **Updates that carry no move** (commands, lobby and settings buttons, refusals) are
+  marked once their handlers ran: a process killed in between handles them again after
+  the restart (a reply may come twice); a move is never applied twice.
 """
 
 from __future__ import annotations
@@ -46,8 +49,6 @@ log = logging.getLogger(__name__)
 KEEP_HANDLED_SECONDS = 26 * 3600
 #: Handled rows are pruned at most this often.
 PRUNE_EVERY_SECONDS = 600.0
-#: Polling: first wait before storing again after the database refused (doubling to 5 s).
-RETRY_SECONDS = 0.25
 
 
 class InboxQueue(asyncio.Queue):  # type: ignore[type-arg]
@@ -67,11 +68,9 @@ class InboxQueue(asyncio.Queue):  # type: ignore[type-arg]
 
 
 class Inbox:
-    def __init__(self, app: Application, db: Database, *,  # type: ignore[type-arg]
-                 webhook: bool = False) -> None:
+    def __init__(self, app: Application, db: Database) -> None:  # type: ignore[type-arg]
         self.app = app
         self.db = db
-        self.webhook = webhook
         self._tasks: set[asyncio.Task[None]] = set()
         #: Set once the updates stored before this process started are handed out: the
         #: new ones wait for it (order).
@@ -86,24 +85,25 @@ class Inbox:
 
     async def receive(self, update: Update) -> None:
         """Store the update (before Telegram is told it arrived), then hand it out."""
-        payload = json.dumps(update.to_dict(), separators=(",", ":"), ensure_ascii=False)
-        delay = RETRY_SECONDS
-        while True:
-            try:
-                async with urgent():
-                    new = await inbox.store_updates(self.db, [(update.update_id, payload)])
-                break
-            except StorageUnavailable as exc:
-                if self.webhook:
-                    raise  # 500: Telegram sends it again
-                if exc.code in ("fenced", "closed") or self._closed:
-                    # never confirmed: the next active instance gets it; the Updater is
-                    # stopping and cancels this wait
-                    await asyncio.Event().wait()
-                log.warning("update %s not stored (%s): not confirmed, again in %.2f s",
-                            update.update_id, exc, delay)
-                await asyncio.sleep(delay)
-                delay = min(5.0, delay * 2)
+        # (ASCII: forged callback data may carry lone surrogates, which JSON escapes)
+        payload = json.dumps(update.to_dict(), separators=(",", ":"))
+        try:
+            async with urgent():
+                new = await inbox.store_updates(self.db, [(update.update_id, payload)])
+        except StorageUnavailable as exc:
+            if exc.code == "fenced" or self._closed:
+                # never confirmed: the next active instance gets it; the Updater is
+                # stopping and cancels this wait (a webhook request is dropped: 500)
+                await asyncio.Event().wait()
+            # the database refuses writes (disk full, read-only, down): handled anyway,
+            # so that the person is told nothing could be saved (the move cannot be
+            # stored either), rather than being left with no answer
+            log.warning("update %s not stored (%s): handled without the inbox",
+                        update.update_id, exc)
+            new = [update.update_id]
+        except Exception:  # never blocks the updates after it
+            log.exception("update %s not stored: handled without the inbox", update.update_id)
+            new = [update.update_id]
         if not new:
             self.stats["again"] += 1
             log.info("update %s delivered again: stored already, handled once",
@@ -166,7 +166,8 @@ class Inbox:
 
     async def _mark(self, update_id: int) -> None:
         try:
-            await inbox.mark_handled(self.db, update_id)
+            async with urgent():  # (the sooner, the smaller the window for handling twice)
+                await inbox.mark_handled(self.db, update_id)
         except StorageUnavailable as exc:
             if exc.code != "fenced":
                 log.warning("update %s handled, not marked (%s): the next start handles "

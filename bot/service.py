@@ -250,9 +250,8 @@ class GameService:
             await repo.record_action(
                 tx, game_id, expected_version, seat_no, action.code, actor, user_id,
                 snapshot, "finished" if work.is_over() else None, turn_deadline=deadline,
+                handled_update=None if handled is None else handled.update_id,
             )
-            if handled is not None:
-                await inbox.mark_handled(tx, handled.update_id)
             if seat_row is not None and strikes != before:
                 await repo.set_afk_strikes(tx, game_id, seat_no, strikes)
             if went_away:

@@ -6,9 +6,9 @@
   active instance what the one before stored and did not handle; handled rows are deleted
   after a while (:func:`prune_inbox`).
 * **Which update a task is handling** (:func:`handling`, :func:`current`): the bot sets
-  it for the task handling an update; the service's move transaction marks that update
-  (:func:`mark_handled` in the move's transaction, then :func:`committed`), so that the
-  mark commits with the move, or not at all.
+  it for the task handling an update; the service's move marks that update in the move's
+  own write (``repo.record_action(handled_update=…)``, then :func:`committed`), so that
+  the mark commits with the move, or not at all.
 * **Message digests**: what each message of the bot shows as Telegram last accepted it
   (:func:`save_digest`, :func:`load_digests`).
 """
@@ -60,9 +60,8 @@ async def pending_updates(ex: Executor, limit: int = 10_000) -> list[tuple[int, 
 
 
 async def mark_handled(ex: Executor, update_id: int) -> None:
-    """The update was handled (its move stored, or refused, or its handler ran). In a
-    move's transaction on PostgreSQL it is sent with the move's writes (one round trip
-    more than the move alone: BEGIN / COMMIT around them)."""
+    """The update was handled (refused, or its handlers ran; a move marks its update in
+    its own statement: ``repo.record_action(handled_update=…)``)."""
     await ex.write(
         "UPDATE inbox SET handled_at = ? WHERE update_id = ? AND handled_at IS NULL",
         (ex.now(), int(update_id)),

@@ -23,6 +23,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from . import inbox
 from .db import Executor
 from .errors import (
     ActiveGameExists,
@@ -721,6 +722,17 @@ _RECORD_ACTION = (
     "SELECT game_id, version, CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) "
     "FROM moved"
 )
+#: The same, also marking the inbox's update that carried the move handled (issue 35):
+#: still one statement, and the mark only if the move was made.
+_RECORD_ACTION_HANDLED = (
+    f"WITH moved AS ({_MOVE_GAME} RETURNING game_id, version), "
+    "handled AS (UPDATE inbox SET handled_at = CAST(? AS BIGINT) "
+    "WHERE update_id = CAST(? AS BIGINT) AND handled_at IS NULL "
+    "AND EXISTS (SELECT 1 FROM moved)) "
+    "INSERT INTO actions (game_id, seq, seat, code, actor, user_id, created_at) "
+    "SELECT game_id, version, CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) "
+    "FROM moved"
+)
 
 
 async def record_action(
@@ -735,6 +747,7 @@ async def record_action(
     new_status: GameStatus | None = None,
     *,
     turn_deadline: float | None = None,
+    handled_update: int | None = None,
 ) -> int:
     """Append an action and store the resulting snapshot, with optimistic concurrency.
 
@@ -742,6 +755,8 @@ async def record_action(
     ``expected_version + 1``, which is also the action's ``seq`` and the return value.
     ``new_status`` (``finished``/``cancelled``) ends the game in the same write.
     ``turn_deadline`` is the deadline of the *next* turn (None clears it).
+    ``handled_update``: the inbox's update that carried the action, marked handled in the
+    same write (:mod:`storage.inbox`).
 
     Meant to run inside the caller's transaction together with the score updates; when
     given the Database it runs in its own transaction.  On PostgreSQL it is one statement
@@ -779,7 +794,11 @@ async def record_action(
         raise StatusConflict(game_id, "playing", row["status"])
 
     if tx.dialect == "postgres":  # one statement: one round trip, atomic on its own
-        await tx.write(_RECORD_ACTION, (*moved, *logged), expect=1, otherwise=diagnose)
+        if handled_update is None:
+            await tx.write(_RECORD_ACTION, (*moved, *logged), expect=1, otherwise=diagnose)
+        else:
+            await tx.write(_RECORD_ACTION_HANDLED, (*moved, now, int(handled_update), *logged),
+                           expect=1, otherwise=diagnose)
         return new_version
     async with tx.transaction() as t:
         await t.write(_MOVE_GAME, moved, expect=1, otherwise=diagnose)
@@ -788,6 +807,8 @@ async def record_action(
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (game_id, new_version, *logged),
         )
+        if handled_update is not None:
+            await inbox.mark_handled(t, handled_update)
     return new_version
 
 

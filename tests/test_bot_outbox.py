@@ -364,3 +364,41 @@ async def test_under_saturation_the_turns_keep_four_grants_in_five_stalest_table
     assert [n for n in order if n.startswith("turn")] == [f"turn {i}" for i in range(16)]
     assert order[-1] == "idle hand"  # held while anything else waits
     await box.close()
+
+
+async def test_what_a_message_shows_is_kept_across_a_restart(tmp_path: Any) -> None:
+    """Issue 35: the digest of each accepted call is written at once; an outbox of the
+    next process skips a redraw that would show the same, and makes one that differs
+    (text and keyboard both count)."""
+    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+    from storage import open_database
+
+    kb = InlineKeyboardMarkup([[InlineKeyboardButton("x", callback_data="a:1:2:x")]])
+    db = await open_database(f"sqlite:///{tmp_path / 'digests.db'}")
+    try:
+        bot = RecordingBot()
+        first = outbox(bot)
+        await first.digests.open(db)
+        sent = await first.send(7, "hand", kb)
+        assert sent is not None
+        first.edit(7, sent.message_id, "hand v2", kb)
+        await first.drain()
+        await first.close()  # (a SIGKILL would leave the database as it is now)
+        assert [c[1] for c in bot.calls] == ["send", "edit"]
+
+        bot = RecordingBot()
+        second = outbox(bot)
+        await second.digests.open(db)
+        second.edit(7, sent.message_id, "hand v2", kb)  # shown already: nothing sent
+        second.edit_markup(7, sent.message_id, kb, "hand v2")
+        await second.drain()
+        assert bot.calls == []
+        second.edit_markup(7, sent.message_id, None, "hand v2")  # the keyboard goes
+        await second.drain()
+        second.edit(7, sent.message_id, "hand v3")
+        await second.drain()
+        assert [c[1] for c in bot.calls] == ["markup", "edit"]
+        await second.close()
+    finally:
+        await db.close()

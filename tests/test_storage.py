@@ -709,6 +709,22 @@ async def test_games_of_user_across_chats(db: Database) -> None:
 # --------------------------------------------------------------------------- actions
 
 
+async def test_record_action_marks_its_update_handled_only_with_the_move(db: Database) -> None:
+    """Issue 35: the inbox's update that carried a move is marked handled in the move's
+    own write; a refused (stale) move leaves it pending."""
+    from storage import inbox
+
+    gid = await _playing_game(db)
+    assert await inbox.store_updates(db, [(501, "{}"), (502, "{}")]) == [501, 502]
+    await db.run_transaction(lambda tx: repo.record_action(
+        tx, gid, 0, 0, "P", "human", 1, '{"n": 1}', handled_update=501))
+    with pytest.raises(StaleVersion):  # a double click: the same version again
+        await db.run_transaction(lambda tx: repo.record_action(
+            tx, gid, 0, 0, "P", "human", 1, '{"n": 1}', handled_update=502))
+    assert [u for u, _ in await inbox.pending_updates(db)] == [502]
+    assert [a.seq for a in await repo.load_actions(db, gid)] == [1]
+
+
 async def test_record_action_optimistic_concurrency(db: Database, clock: FakeClock) -> None:
     gid = await _playing_game(db)
     codes = ["P", "rA", "t75", "o5.65", "K"]
