@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -156,6 +157,11 @@ class RunningBot:
         else:
             await self.app.updater.start_polling(poll_interval=0, timeout=1)
         await self.app.start()
+        # (the tables' resumption and the command menus follow the start in the
+        # background, as in production: the tests go on once they are done)
+        from bot.app import AFTER_START
+
+        await asyncio.gather(*self.app.bot_data.get(AFTER_START, []))
         return self
 
     async def stop(self) -> None:

@@ -659,8 +659,12 @@ async def test_a_kill_after_a_press_was_handed_out_and_confirmed_before_its_hand
 
 async def test_a_kill_while_the_move_is_being_committed(pair: Pair) -> None:
     """The move's transaction has begun (the game read) and its write waits for a row
-    lock the test holds: SIGKILL there, then the lock goes. Nothing of the move is
-    committed; the instance taking over stores it once and answers the press."""
+    lock the test holds: SIGKILL there, then the lock goes. The move is stored once:
+    either the dead instance's write never commits and the instance taking over stores
+    it and answers the press, or PostgreSQL runs the write it had already received (a
+    move is one statement, which commits alone: the server learns that its client died
+    only when it answers) and then the press counts as handled (its mark is in that same
+    statement) and is not applied again."""
     table, user, data, message = await _press_in_play(pair, SEED + 6)
     active = pair.active()
     standby = pair.b if active is pair.a else pair.a
@@ -685,4 +689,27 @@ async def test_a_kill_while_the_move_is_being_committed(pair: Pair) -> None:
     finally:
         await lock.execute("ROLLBACK")
         await lock.close()
-    await _survivor_answers_once(pair, table, handle, killed_at, standby)
+    await pair.polled_by(standby, killed_at, TAKEOVER_BOUND)
+    version = int(data.split(":")[2])
+
+    async def stored() -> list[Any]:
+        actions = await repo.load_actions(pair.reader, game_id)
+        return [a for a in actions if a.seq == version + 1]
+
+    (action,) = await table.until_async(stored, 10, "the move stored")
+    assert (action.actor, action.user_id, action.code) == ("human", user.id,
+                                                           data.split(":")[3])
+    with contextlib.suppress(AssertionError):  # (answered only if the survivor stored it)
+        await pair.tg.wait_until(lambda: handle.answer is not None, 3, "the answer")
+    if handle.answer is not None:
+        assert not handle.answer.show_alert, handle.answer  # taken, not refused
+    assert answers_per_query(pair.tg.calls)[handle.id] <= 1
+    await asyncio.sleep(1.0)  # (nothing applies it again)
+    row, _ = await table.state()
+    await replay(pair.reader, row)
+    assert len(await stored()) == 1
+    pending = await pair.reader.fetchval("SELECT count(*) FROM inbox WHERE handled_at IS NULL")
+    assert pending == 0
+    how = ("answered by the survivor" if handle.answer is not None
+           else "committed by the server for the dead instance (not answered)")
+    print(f"\nkill while the move waited to commit: stored once, {how}")
