@@ -112,12 +112,7 @@ async def test_match_that_ended_while_the_bot_was_down_is_announced(
         await tg.wait_for_message(group, "Partita finita", timeout=10)
         await bot.rt.outbox.drain()
         assert len(results(tg, group)) == 1
-        # (the start-up no longer waits for the redraws: their record follows them)
-        for _ in range(100):
-            row = await repo.get_game(bot.rt.db, table.game_id)
-            if row is not None and ui_of(row).drawn == row.version:
-                break
-            await asyncio.sleep(0.05)
+        row = await repo.get_game(bot.rt.db, table.game_id)
         assert row is not None and ui_of(row).drawn == row.version
         for message in tg.chat_messages(group, from_bot=True) + tg.chat_messages(ugo):
             assert not [b for b in message.buttons if b.callback_data], message.content
