@@ -151,7 +151,7 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     app.bot_data["rt"] = rt
     # the inbox first: what the instance before stored and did not handle is handled as
     # soon as the application runs, before what is polled; presses are answered at once
-    inbox = Inbox(app, db)
+    inbox = Inbox(app, db, webhook=config.webhook_url is not None)
     app.bot_data[INBOX] = inbox
     queue = app.update_queue
     if isinstance(queue, InboxQueue):

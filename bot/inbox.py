@@ -68,9 +68,11 @@ class InboxQueue(asyncio.Queue):  # type: ignore[type-arg]
 
 
 class Inbox:
-    def __init__(self, app: Application, db: Database) -> None:  # type: ignore[type-arg]
+    def __init__(self, app: Application, db: Database, *,  # type: ignore[type-arg]
+                 webhook: bool = False) -> None:
         self.app = app
         self.db = db
+        self.webhook = webhook
         self._tasks: set[asyncio.Task[None]] = set()
         #: Set once the updates stored before this process started are handed out: the
         #: new ones wait for it (order).
@@ -92,8 +94,10 @@ class Inbox:
                 new = await inbox.store_updates(self.db, [(update.update_id, payload)])
         except StorageUnavailable as exc:
             if exc.code == "fenced" or self._closed:
-                # never confirmed: the next active instance gets it; the Updater is
-                # stopping and cancels this wait (a webhook request is dropped: 500)
+                # never confirmed: the next active instance gets it (polling: the Updater
+                # is stopping and cancels this wait; webhook: a 500, Telegram retries)
+                if self.webhook:
+                    raise
                 await asyncio.Event().wait()
             # the database refuses writes (disk full, read-only, down): handled anyway,
             # so that the person is told nothing could be saved (the move cannot be
@@ -199,6 +203,7 @@ class Inbox:
         (a graceful stop), then cancel what is left (stored, not handled: the next active
         instance handles it)."""
         self._closed = True
+        self._resumed.set()
         tasks = [t for t in (self._resumer, *self._tasks) if t is not None and not t.done()]
         if tasks and timeout > 0:
             await asyncio.wait(tasks, timeout=timeout)
@@ -207,6 +212,7 @@ class Inbox:
     async def cancel(self) -> None:
         """Stop at once: every task of the inbox is cancelled and awaited."""
         self._closed = True
+        self._resumed.set()  # (a new update waiting for it is stored, not handled)
         tasks = [t for t in (self._resumer, *self._tasks) if t is not None and not t.done()]
         for task in tasks:
             task.cancel()
