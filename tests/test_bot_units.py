@@ -327,7 +327,7 @@ def test_in_a_group_auction_only_the_bidder_in_turns_hand_is_urgent() -> None:
                 bids = kb.all_callback_data(kb.solo_keyboard("it", 1, view, stable=True))
                 public = kb.all_callback_data(kb.calls_keyboard("it", 1, view))
                 assert public and bids[: len(public)] == public  # the bids, in the hand
-                assert all(d.startswith(f"h:1:0:") for d in bids[len(public):]), bids
+                assert all(d.startswith("h:1:0:") for d in bids[len(public):]), bids
                 assert urgency(view, kb.solo_keyboard("it", 1, view, stable=True)) \
                     == (Priority.TURN, 0.0)
                 for other in range(game.n):
