@@ -35,6 +35,7 @@ import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -336,7 +337,8 @@ async def run_bot(
                 if p.handle.answer is not None and not p.handle.answer.show_alert
                 and t0 <= p.handle.answer.at < t1
             )
-            delivered = bot_turn_waits(tg.calls[calls0:], sims, t0, t1)
+            delivered = bot_turn_waits(tg.calls[calls0:], sims, t0, t1, {
+                key for i in pages for page in pages[i] for key in page.turns})
             figures.bot_turn_p50 = percentile(delivered, 50)
             figures.bot_turn_p95 = percentile(delivered, 95)
             figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
@@ -493,13 +495,15 @@ def move_phase(code: str) -> str:
     return "auction"
 
 
-def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float) -> list[float]:
+def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float,
+                   elsewhere: AbstractSet[tuple[int, int]] = frozenset()) -> list[float]:
     """For each move acknowledged in the window: seconds from its answer to the first
     successful call drawing buttons of a later version of that game (the bot's delivery
     alone, without the simulated humans' polling; a later version, not only the next one:
     when a computer seat moves next, the next buttons a person gets are of the version
     after the computer's move); a move never followed by buttons counts until the last
-    call."""
+    call. ``elsewhere``: (game, version) turns received in the Mini App (no chat button
+    comes for them while the page is live): the moves before them are not counted."""
     drawn_at: dict[int, list[tuple[float, int]]] = {}
     for c in calls:
         if c.method in MESSAGE_CALLS and c.ok:
@@ -509,6 +513,8 @@ def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float)
     end = max((c.at for c in calls), default=t1)
     waits = []
     for p in acknowledged(sims, t0, t1):
+        if (p.game_id, p.version + 1) in elsewhere:
+            continue
         later = (at for at, version in drawn_at.get(p.game_id, ()) if version > p.version)
         waits.append(max(0.0, min(later, default=end) - p.handle.answer.at))
     return waits

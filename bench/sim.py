@@ -318,8 +318,9 @@ class Think:
         rng = random.Random(seed)
         sample = sorted(self.pause(rng) for _ in range(20_000))
         q = [sample[int(len(sample) * f)] for f in (0.1, 0.5, 0.9)]
-        return (f"think: human: {self.shift:.3f} s + lognormal(median {self.median:.3f} s, "
-                f"sigma {self.sigma:.3f}) per press, from the seed"
+        return (f"think: human: each press after {self.shift:.3f} s + {self.median:.3f} s × "
+                f"exp(N(0, {self.sigma:.3f}²)) (a shifted lognormal: median 2.5 s, 10% under "
+                f"1.2 s, 10% over 6 s), from the seed"
                 f"{'' if seed is None else f' {seed}'}; sampled 10%/50%/90%: "
                 f"{q[0]:.2f}/{q[1]:.2f}/{q[2]:.2f} s, mean {sum(sample) / len(sample):.2f} s")
 
