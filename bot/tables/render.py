@@ -195,6 +195,9 @@ class Renderer:
         self.wake: Callable[[int, int, float], None] | None = None
         #: Hands not redrawn while their player was live: brought up to date at once.
         self._behind: set[tuple[int, int]] = set()
+        #: Messages of past smazzate of live players, closed when they are back (chat,
+        #: message, final text), by (game, seat).
+        self._unclosed: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
         #: (game, seat) of a live player in turn -> (version, since when: monotonic).
         self._live_turn: dict[tuple[int, int], tuple[int, float]] = {}
 
@@ -216,7 +219,7 @@ class Renderer:
         if drawn.ui.table is not None and (
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
-            self._close_smazzata(row, drawn.ui, events, names, lang, style)
+            self._close_smazzata(row, drawn.ui, events, names, lang, style, game.is_over())
             drawn.set(table=None, hands=None)
 
         # a hand pressed is asked for first (its edit is the first call after the answer);
@@ -318,9 +321,11 @@ class Renderer:
 
     def _close_smazzata(
         self, row: GameRow, ui: UiState, events: Sequence[Event], names: list[str],
-        lang: str, style: str,
+        lang: str, style: str, over: bool = False,
     ) -> None:
-        """Final edit of the previous smazzata's messages (no keyboards left behind)."""
+        """Final edit of the previous smazzata's messages (no keyboards left behind). A
+        live player's are closed when they are back in the chat (see :meth:`_close`),
+        or at the match's end."""
         smz = ui.table_smz
         void = next((e for e in events if isinstance(e, DealVoided)), None)
         last = next((e for e in reversed(events) if isinstance(e, TrickWon)), None)
@@ -333,18 +338,28 @@ class Renderer:
         else:
             text = tr(lang, "table.finished", n=smz + 1)
         assert ui.table is not None
-        self.outbox.edit(self.layout.table_chat(row), ui.table, text, None)
+        solo = is_private_chat(row.chat_id)
+        if not solo or over or not self.presence.live(row.game_id, row.chat_id):
+            self.outbox.edit(self.layout.table_chat(row), ui.table, text, None)
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
             if seat is not None and chat is not None:
-                self._pressable.discard((row.game_id, seat.seat))
-                self._buttons.pop((row.game_id, seat.seat), None)
-                if is_private_chat(row.chat_id):  # alone: the hand's message was the table
-                    continue
-                self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "private.finished",
-                                               n=smz + 1), delay=self.private_lazy_seconds,
-                                 priority=Priority.IDLE)
+                key = (row.game_id, seat.seat)
+                self._pressable.discard(key)
+                self._buttons.pop(key, None)
+                finished = text if solo else tr(seat_language(seat, lang), "private.finished",
+                                                n=smz + 1)
+                if not over and self.presence.live(row.game_id, seat.user_id):
+                    self._unclosed.setdefault(key, []).append((chat, mid, finished))
+                elif not solo:  # (alone: the hand's message was the table, closed above)
+                    self.outbox.edit(chat, mid, finished, delay=self.private_lazy_seconds,
+                                     priority=Priority.IDLE)
+
+    def _close(self, key: tuple[int, int]) -> None:
+        """Close the messages of past smazzate left open while their player was live."""
+        for chat, mid, text in self._unclosed.pop(key, ()):
+            self.outbox.edit(chat, mid, text, None, priority=Priority.IDLE)
 
     def _draw_table(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
@@ -464,6 +479,7 @@ class Renderer:
                 self._live_turn.pop(key, None)
             if key in self._behind:  # back from the Mini App: brought up to date at once
                 self._behind.discard(key)
+                self._close(key)
                 priority, delay = min(priority, Priority.TURN), 0.0
             if mid is None:  # a new smazzata: the cards to bid on unblock play; the new
                 # hands all at once, outside the redraw lock (see :meth:`detach`). The
