@@ -5,6 +5,7 @@ echo bot alongside, clicked during the bot's window on a second fake server in t
 process (the same machine and harness load as the bot).
 
     python -m bench.load --tables 10 50 200 --seconds 60
+    python -m bench.load --tables 50 --think human --miniapp-share 0.6
 
 For each N it prints: updates processed per second; p50/p95/p99 latency from an update
 being offered by getUpdates to the bot's first API call for it (callback queries: their
