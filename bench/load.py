@@ -81,6 +81,8 @@ class Figures:
     #: editMessage* calls of the window: to groups, to private chats, answered with an error
     edit_split: Counter[str] = field(default_factory=Counter)
     flood_429: int = 0
+    #: Successful message calls (sends, edits) of the window.
+    message_calls: int = 0
     turn_p50: float = float("nan")
     turn_p95: float = float("nan")
     #: The bot's side of the next button: from a move's answer to the first Bot API call
@@ -243,8 +245,7 @@ async def run_bot(
                     if done and not stop.is_set():
                         await table.open_and_start(5 - len(table.users), timeout=600)
                         await asyncio.gather(*(page.open(table.game_id or 0)
-                                               for page in pages[i]
-                                               if page.closed_at is None))
+                                               for page in pages[i] if page.live))
 
             players = [asyncio.create_task(keep_playing(i, t)) for i, t in enumerate(sims)]
             if args.echo_alongside:
@@ -258,8 +259,8 @@ async def run_bot(
             # some pages close (or go inactive) mid-window: the chat takes over for them
             every = [page for i in pages for page in pages[i]]
             for page in web_rng.sample(every, round(len(every) * args.miniapp_close)):
-                closing.append(asyncio.create_task(
-                    close_later(page, web_rng.uniform(0.1, 0.8) * args.seconds)))
+                closing.append(asyncio.create_task(close_later(
+                    page, web_rng.uniform(0.1, 0.8) * args.seconds, AWAY_SECONDS, web_rng)))
             if side is not None:  # at the rate the tables have clicked in the last 10 s
                 clicks = ClickRate(tg, warm0)
                 side_clicks = asyncio.create_task(side.click(clicks.rate, args.seconds))
@@ -332,6 +333,7 @@ async def run_bot(
                     figures.edit_split["group" if chat < 0 else "private"] += 1
                     figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
+            figures.message_calls = sum(1 for c in calls if c.method in MESSAGE_CALLS and c.ok)
             in_turn = {k: v for t in sims for k, v in t.in_turn.items()}
             figures.phases = Counter(
                 move_phase(p.code) for t in sims for p in t.presses
@@ -402,6 +404,10 @@ def window_turns(sims: list[SimTable], t0: float, t1: float, *, begun: bool = Fa
             if t0 <= seen + wait < t1 and (not begun or seen >= t0)]
 
 
+#: How long a page closed mid-window stays closed (seconds, uniform).
+AWAY_SECONDS = (5.0, 15.0)
+
+
 def miniapp_seats(humans: list[int], share: float) -> list[int]:
     """Mini App seats at each table so that ``share`` of all the human seats play there
     (spread evenly, as :func:`computer_seats`)."""
@@ -420,9 +426,15 @@ def free_port() -> int:
         return port
 
 
-async def close_later(page: MiniAppSeat, delay: float) -> None:
+async def close_later(page: MiniAppSeat, delay: float, away: tuple[float, float],
+                      rng: random.Random) -> None:
+    """The page closes (goes inactive) after ``delay`` s, and is back after a pause drawn
+    from ``away`` (the player switched to another app for a while)."""
     await asyncio.sleep(delay)
     await page.close()
+    await asyncio.sleep(rng.uniform(*away))
+    if page.table.game_id is not None:
+        await page.open(page.table.game_id)
 
 
 def measure_miniapp(figures: Figures, sims: list[SimTable], pages: list[MiniAppSeat],
@@ -808,7 +820,8 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             verdict.append(split_text("next button by phase p50/p95", f.turn_phases))
         if f.own_split:
             verdict.append(split_text("own redraw p50/p95", f.own_split, digits=2))
-        verdict.append(f"message calls/move {sum(f.per_move.values()):.2f}")
+        verdict.append(f"message calls/move {sum(f.per_move.values()):.2f}, "
+                       f"{f.message_calls / max(f.seconds, 1e-9):.1f} message calls/s")
         if f.miniapp_seats:
             line = (f"Mini App: {f.miniapp_seats} seats, next turn p50/p95 "
                     f"{pair(f.miniapp_turn_p50, f.miniapp_turn_p95)} s ({f.miniapp_turns}), "
@@ -859,7 +872,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="share of the human seats playing through the Mini App as a "
                              "browser does (session, live stream, moves posted)")
     parser.add_argument("--miniapp-close", type=float, default=0.2,
-                        help="share of those pages closed mid-window (the chat's fallback)")
+                        help="share of those pages closed (gone inactive) once mid-window, "
+                             "for 5-15 s: the chat's fallback, then back")
     parser.add_argument("--echo-seconds", type=float, default=None,
                         help="length of each echo bot run (default: --seconds, so that both "
                              "are as exposed to the machine's hiccups)")

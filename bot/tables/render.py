@@ -32,7 +32,7 @@ hand is brought up to date once, at once (the driver redraws on the presence cha
 and a live player whose turn waits :attr:`Renderer.live_turn_seconds` gets the chat's
 turn (their hand with the buttons) too, so nobody misses a turn. A table whose humans are
 all live serves only spectators in the group: its group edits take the lowest rank and
-are held until a milestone (a trick won, the auction won, the suit declared), so that the
+are held until a milestone (a trick won, the auction's result), so that the
 budget goes to the players who play in the chat.
 
 What a waiting player sees: their hand is *held and merged* while the others play
@@ -67,7 +67,6 @@ from bot.tables.layout import ChatLayout
 from bot.tables.state import UiState, prefs_of, seat_language
 from game import Game, View
 from game.events import (
-    AuctionWon,
     BidMade,
     BriscolaScored,
     DealVoided,
@@ -84,8 +83,10 @@ Result = SmazzataScored | BriscolaScored
 #: turn) — at most this many times ``private_lazy_seconds`` (a minute by default).
 HELD_FACTOR = 15.0
 #: Events after which a table served only to spectators is redrawn at once (otherwise
-#: its group edits are held, merged, up to ``HELD_FACTOR × private_lazy_seconds``).
-MILESTONES = (TrickWon, AuctionWon, SuitDeclared, DealVoided)
+#: its group edits are held, merged, up to ``HELD_FACTOR × private_lazy_seconds``): a
+#: trick won, the auction's result (once the suit is declared, the move after the last
+#: bid: one edit shows both), a deal voided. The smazzata's result is a new message.
+MILESTONES = (TrickWon, SuitDeclared, DealVoided)
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
 
