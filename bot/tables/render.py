@@ -233,7 +233,8 @@ class Renderer:
                 return  # its results and new table are on their way (then a redraw)
             messages = await self._post_results(row, game, drawn, names, lang, style, chat_id)
             if not game.is_over():
-                table = self._draw_table(row, game, drawn, names, lang, chat_id, events)
+                table = self._draw_table(row, game, drawn, names, lang, chat_id, events,
+                                         pressed)
                 messages += [table] if table is not None else []
             if messages:
                 self.detach(drawn, row.game_id, "group", messages)
@@ -364,7 +365,7 @@ class Renderer:
 
     def _draw_table(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
-        chat_id: int, events: Sequence[Event] = (),
+        chat_id: int, events: Sequence[Event] = (), pressed: tuple[int, int] | None = None,
     ) -> NewMessage | None:
         """The table's edit, or (a new smazzata) the new table message to send."""
         if is_private_chat(row.chat_id):
@@ -377,6 +378,8 @@ class Renderer:
         priority, delay = self.group_rank(row), 0.0
         if priority == Priority.IDLE and not any(isinstance(e, MILESTONES) for e in events):
             delay = self.private_lazy_seconds * HELD_FACTOR  # held until a milestone
+        if pressed is not None and pressed == (chat_id, drawn.ui.table):
+            priority, delay = Priority.PRESSED, 0.0  # (a keyboard drawn before issue 32)
         if drawn.ui.table is None:
             smazzata = game.smazzata_index
 
