@@ -66,6 +66,7 @@ class MiniAppSeat:
     _stream: asyncio.Task[None] | None = None
     _player: asyncio.Task[None] | None = None
     _state: dict[str, Any] | None = None
+    _response: aiohttp.ClientResponse | None = None
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -105,6 +106,9 @@ class MiniAppSeat:
 
     async def stop(self) -> None:
         self.table.live.discard(self.user.id)
+        if self._response is not None:  # the page's EventSource closes: its connection too
+            self._response.close()
+            self._response = None
         for task in (self._stream, self._player):
             if task is not None:
                 task.cancel()
@@ -117,6 +121,7 @@ class MiniAppSeat:
         loop = asyncio.get_running_loop()
         try:
             async with self.http.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
+                self._response = resp
                 event = ""
                 async for raw in resp.content:
                     line = raw.decode().rstrip("\n")

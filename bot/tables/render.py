@@ -447,11 +447,20 @@ class Renderer:
             if chat is None or (mid is None and (row.game_id, f"hand:{seat.seat}")
                                 in self._sending):
                 continue  # (a new hand on its way: the redraw after it draws it)
-            plang = seat_language(seat, lang)
+            key = (row.game_id, seat.seat)
+            live = not seat.away and self.presence.live(row.game_id, seat.user_id)
+            pressed_here = pressed is not None and pressed == (chat, mid)
+            if live and not pressed_here and not self._live_turn_due(
+                    key, game.version, game.current_seat() == seat.seat):
+                self._behind.add(key)  # the Mini App shows it: nothing in the chat
+                self._pressable.discard(key)
+                continue
+            if not live:
+                self._live_turn.pop(key, None)
             view = game.view(seat.seat)
+            plang = seat_language(seat, lang)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
-            key = (row.game_id, seat.seat)
             # the bidder in turn bids from their hand (no bid button in the group)
             bidding = (not solo and not seat.away and view.phase == "auction"
                        and view.current_seat == seat.seat)
@@ -470,17 +479,10 @@ class Renderer:
                                       and self._new_buttons(key, mid, buttons))
             markup = kb.with_table_button(markup, tr(plang, "webapp.button"),
                                           web_app=self.webapp_page(row.game_id))
-            pressed_here = pressed is not None and pressed == (chat, mid)
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds,
                 pressed_here=pressed_here)
-            if not seat.away and self.presence.live(row.game_id, seat.user_id):
-                if not pressed_here and not self._live_turn_due(key, view, pressable):
-                    self._behind.add(key)  # the Mini App shows it: nothing in the chat
-                    continue
-            else:
-                self._live_turn.pop(key, None)
             if key in self._behind:  # back from the Mini App: brought up to date at once
                 self._behind.discard(key)
                 self._close(key)
@@ -517,18 +519,19 @@ class Renderer:
 
         return chat, text, markup, None, stores, late, priority
 
-    def _live_turn_due(self, key: tuple[int, int], view: View, in_turn: bool) -> bool:
-        """Whether a live player's turn has waited :attr:`live_turn_seconds`: the chat's
-        turn goes too (the first time a turn is seen, a redraw is asked for then)."""
-        if not in_turn or view.current_seat != key[1]:
+    def _live_turn_due(self, key: tuple[int, int], version: int, in_turn: bool) -> bool:
+        """Whether a live player's turn (``key``: game, seat) has waited
+        :attr:`live_turn_seconds` at ``version``: the chat's turn goes too (the first
+        time a turn is seen, a redraw is asked for then)."""
+        if not in_turn:
             self._live_turn.pop(key, None)
             return False
         now = time.monotonic()
         since = self._live_turn.get(key)
-        if since is None or since[0] != view.version:
-            since = self._live_turn[key] = (view.version, now)
+        if since is None or since[0] != version:
+            since = self._live_turn[key] = (version, now)
             if self.wake is not None:
-                self.wake(key[0], view.version, self.live_turn_seconds)
+                self.wake(key[0], version, self.live_turn_seconds)
         return now - since[1] >= self.live_turn_seconds
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,

@@ -136,6 +136,7 @@ async def test_a_live_player_gets_no_chat_call_and_the_chat_takes_over_when_the_
                     await page.move(choose(state))
                     moves += 1
                     await table._wait_version(row.version, 10)
+                    await asyncio.sleep(0.3)  # (a person: the Mini App allows 4 a second)
                 await asyncio.sleep(0.02)
             assert moves >= 8  # her eight cards (and her bids)
             await asyncio.sleep(0.5)
