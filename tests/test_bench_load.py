@@ -46,14 +46,14 @@ async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: 
     assert "the echo alongside" in text and "nothing lost" in text
 
 
-async def test_a_short_run_with_human_think_times_and_mini_app_seats(tmp_path: Path) -> None:
-    """``--think human --miniapp-share``: the Mini App seats play through its API (their
-    turns and own moves measured), one page closes mid-window and its player goes on
-    from the chat (the fallback measured); untimed."""
+async def test_a_short_run_with_mini_app_seats(tmp_path: Path) -> None:
+    """``--miniapp-share``: the Mini App seats play through its API (their turns and own
+    moves measured), two pages close mid-window and their players go on from the chat
+    (the fallback measured); untimed."""
     args = parse_args([
-        "--tables", "2", "--seconds", "8", "--warmup", "2", "--warmup-moves", "2",
+        "--tables", "2", "--seconds", "8", "--warmup", "2", "--warmup-moves", "4",
         "--echo-seconds", "1", "--echo-http", "httpx", "--no-echo-alongside",
-        "--grace", "10", "--think", "human", "--miniapp-share", "0.5",
+        "--grace", "10", "--think", "0.3", "--miniapp-share", "0.5",
         "--miniapp-close", "0.4", "--log-level", "WARNING",
     ])
     figures = await run_bot(args, 2, tmp_path)
@@ -67,6 +67,19 @@ async def test_a_short_run_with_human_think_times_and_mini_app_seats(tmp_path: P
     head = text.splitlines()[0]
     assert "| miniapp next turn p50/p95 s | miniapp own p50/p95 s |" in head
     assert "| 429 |" in head and "Mini App: 5 seats" in text
+
+
+async def test_a_short_run_with_human_think_times(tmp_path: Path) -> None:
+    """``--think human``: people's pauses (a few seconds), chat only; untimed."""
+    args = parse_args([
+        "--tables", "3", "--seconds", "8", "--warmup", "2", "--warmup-moves", "3",
+        "--echo-seconds", "1", "--echo-http", "httpx", "--no-echo-alongside",
+        "--grace", "10", "--think", "human", "--log-level", "WARNING",
+    ])
+    figures = await run_bot(args, 3, tmp_path)
+    assert figures.lost == 0 and figures.callbacks > 0
+    assert figures.actions >= figures.callbacks - 2
+    assert figures.miniapp_seats == 0 and "| - | - |" in report([figures], args)
 
 
 def test_human_think_times_have_the_asked_median_and_tails() -> None:
