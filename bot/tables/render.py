@@ -395,6 +395,10 @@ class Renderer:
                          delay=delay, priority=priority)
         return None
 
+    def _anyone_live(self, row: GameRow) -> bool:
+        return any(self.presence.live(row.game_id, s.user_id) for s in row.seats
+                   if s.is_human and not s.away)
+
     def group_rank(self, row: GameRow) -> Priority:
         """The rank of the group's messages (the table, the results): a table's, or the
         lowest when every human playing is live in the Mini App (the group then serves
@@ -491,9 +495,12 @@ class Renderer:
                 # hands all at once, outside the redraw lock (see :meth:`detach`). The
                 # hands of a group's new smazzata whose players cannot act yet go after
                 # the turns (50 tables starting at once are ~300 new messages: the next
-                # bidders' keyboards go before them); a hand sent again (/mano) does not.
+                # bidders' keyboards go before them); a hand sent again (/mano) does not,
+                # nor one at a table with players in the Mini App (they bid within a
+                # second: the chat player's turn would wait for their hand in flight).
                 rank = (Priority.TURN if solo or pressable or drawn.ui.hands
-                        or view.current_seat == seat.seat else Priority.TABLE)
+                        or view.current_seat == seat.seat or self._anyone_live(row)
+                        else Priority.TABLE)
                 self.detach(drawn, row.game_id, f"hand:{seat.seat}", [
                     self._new_hand(chat, text, markup, key, buttons, game.smazzata_index,
                                    solo, tr(plang, "private.finished",
