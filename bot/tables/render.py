@@ -69,6 +69,7 @@ from game import Game, View
 from game.events import (
     BidMade,
     BriscolaScored,
+    Dealt,
     DealVoided,
     Event,
     MonteDeclared,
@@ -220,7 +221,8 @@ class Renderer:
         if drawn.ui.table is not None and (
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
-            self._close_smazzata(row, drawn.ui, events, names, lang, style, game.is_over())
+            self._close_smazzata(row, drawn.ui, _closing_events(game, events), names, lang,
+                                 style, game.is_over())
             drawn.set(table=None, hands=None)
 
         # a hand pressed is asked for first (its edit is the first call after the answer);
@@ -565,6 +567,21 @@ class Renderer:
             if seat is not None and chat is not None and not solo_table:
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "table.cancelled"),
                                  None)
+
+
+def _closing_events(game: Game, events: Sequence[Event]) -> Sequence[Event]:
+    """The events that ended the previous smazzata: ``events`` when they hold its end, else
+    (a redraw without them ran first, e.g. after new messages landed) the game's log of
+    that smazzata, so its table is closed with what ended it (a deal voided, the last
+    trick) whichever redraw closes it."""
+    if any(isinstance(e, (DealVoided, TrickWon)) for e in events):
+        return events
+    starts = [i for i, e in enumerate(game.history) if isinstance(e, Dealt)]
+    if not starts:
+        return events
+    if game.is_over():
+        return game.history[starts[-1]:]
+    return game.history[starts[-2]:starts[-1]] if len(starts) > 1 else events
 
 
 def _scored(i: int) -> Callable[[Message | None, UiState, int], dict[str, Any] | None]:
