@@ -5,6 +5,7 @@ echo bot alongside, clicked during the bot's window on a second fake server in t
 process (the same machine and harness load as the bot).
 
     python -m bench.load --tables 10 50 200 --seconds 60
+    python -m bench.load --tables 50 --think human --miniapp-share 0.6
 
 For each N it prints: updates processed per second; p50/p95/p99 latency from an update
 being offered by getUpdates to the bot's first API call for it (callback queries: their
@@ -29,16 +30,21 @@ import contextlib
 import os
 import random
 import re
+import socket
 import sys
 import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.sim import BotProcess, SimTable, World, open_reader, simple_policy
+import aiohttp
+
+from bench.miniapp import MiniAppSeat
+from bench.sim import BotProcess, SimTable, Think, World, open_reader, simple_policy
 from game import Game, TableOptions, parse_action
 from sandbox.fakeapi import FakeTelegram, PendingUpdate
 from storage import Database, is_postgres_url, repo
@@ -75,6 +81,8 @@ class Figures:
     #: editMessage* calls of the window: to groups, to private chats, answered with an error
     edit_split: Counter[str] = field(default_factory=Counter)
     flood_429: int = 0
+    #: Successful message calls (sends, edits) of the window.
+    message_calls: int = 0
     turn_p50: float = float("nan")
     turn_p95: float = float("nan")
     #: The bot's side of the next button: from a move's answer to the first Bot API call
@@ -114,6 +122,22 @@ class Figures:
     echo_alongside: tuple[float, float, float] | None = None
     echo_alongside_updates: int = 0
     slowest: list[str] = field(default_factory=list)
+    #: Next-button waits of the window by phase: "auction", "play" (the declaration with
+    #: play) -> (count, p50, p95).
+    turn_phases: dict[str, tuple[int, float, float]] = field(default_factory=dict)
+    #: Mini App seats: from the previous move stored to the state with their turn received;
+    #: from their move posted to their own new state received (seconds).
+    miniapp_seats: int = 0
+    miniapp_turn_p50: float = float("nan")
+    miniapp_turn_p95: float = float("nan")
+    miniapp_turns: int = 0
+    miniapp_own_p50: float = float("nan")
+    miniapp_own_p95: float = float("nan")
+    miniapp_moves: int = 0
+    miniapp_refused: int = 0
+    #: Pages closed mid-run: seconds from the close to the first message call to that
+    #: player's chat (their hand brought up to date), p50/p95, and how many.
+    fallback: tuple[int, float, float] | None = None
 
 
 def computer_seats(tables: int, share: float) -> list[int]:
@@ -177,32 +201,53 @@ async def run_bot(
         tg.world.keep_update_log = True
         env = {"LOG_LEVEL": args.log_level, "COMPUTER_LEVEL": args.computer_level,
                "COMPUTER_DELAY_SECONDS": str(args.computer_delay)}
+        webapp_port = free_port() if args.miniapp_share > 0 else None
+        if webapp_port is not None:  # the Mini App's server, beside the bot
+            env.update(WEBAPP_URL=f"http://127.0.0.1:{webapp_port}/",
+                       WEBAPP_LISTEN="127.0.0.1", WEBAPP_PORT=str(webapp_port))
         bot = BotProcess(tg, workdir, name=f"bot{tables}", env=env, database_url=database_url)
         await bot.start()
         reader = await open_reader(bot.database_url)
         side: EchoBot | None = None
         side_clicks: asyncio.Task[tuple[float, float]] | None = None
+        http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        pages: dict[int, list[MiniAppSeat]] = {}
+        closing: list[asyncio.Task[None]] = []
         try:
             rss_idle, _ = bot.memory_kib()
             world = World(tg, reader)
             rng = random.Random(args.seed)
             computers = computer_seats(tables, args.computer_share)
-            sims = [world.add_table(i, 5 - computers[i], rng=rng, think=args.think)
+            think = Think.parse(args.think)
+            sims = [world.add_table(i, 5 - computers[i], rng=rng, think=think)
                     for i in range(tables)]
+            # the Mini App seats: that share of the humans, spread evenly over the tables
+            web_rng = random.Random(args.seed + 3)
+            humans = [5 - c for c in computers]
+            shares = miniapp_seats(humans, args.miniapp_share)
+            for i, table in enumerate(sims):
+                pages[i] = [MiniAppSeat(table, user, http, f"http://127.0.0.1:{webapp_port}/",
+                                        tg.token, random.Random(web_rng.random()))
+                            for user in table.humans[: shares[i]]]
+            figures.miniapp_seats = sum(shares)
             loop = asyncio.get_running_loop()
             t_setup = loop.time()
             await asyncio.gather(*(t.open_and_start(computers[i], timeout=600)
                                    for i, t in enumerate(sims)))
+            await asyncio.gather(*(page.open(sims[i].game_id or 0) for i in pages
+                                   for page in pages[i]))
             figures.setup_seconds = loop.time() - t_setup
             stop = asyncio.Event()
 
-            async def keep_playing(table: SimTable) -> None:
+            async def keep_playing(i: int, table: SimTable) -> None:
                 while not stop.is_set():
                     done = await table.play(deadline=loop.time() + 3600, stop=stop)
                     if done and not stop.is_set():
                         await table.open_and_start(5 - len(table.users), timeout=600)
+                        await asyncio.gather(*(page.open(table.game_id or 0)
+                                               for page in pages[i] if page.live))
 
-            players = [asyncio.create_task(keep_playing(t)) for t in sims]
+            players = [asyncio.create_task(keep_playing(i, t)) for i, t in enumerate(sims)]
             if args.echo_alongside:
                 side = EchoBot(side_tg, workdir, tables, "httpx", f"echo{tables}alongside",
                                args.seed + 2)
@@ -211,6 +256,11 @@ async def run_bot(
             await asyncio.sleep(args.warmup)
             await until_moves(reader, args.warmup_moves, timeout=max(60.0, args.warmup))
             t0 = time.monotonic()
+            # some pages close (or go inactive) mid-window: the chat takes over for them
+            every = [page for i in pages for page in pages[i]]
+            for page in web_rng.sample(every, round(len(every) * args.miniapp_close)):
+                closing.append(asyncio.create_task(close_later(
+                    page, web_rng.uniform(0.1, 0.8) * args.seconds, AWAY_SECONDS, web_rng)))
             if side is not None:  # at the rate the tables have clicked in the last 10 s
                 clicks = ClickRate(tg, warm0)
                 side_clicks = asyncio.create_task(side.click(clicks.rate, args.seconds))
@@ -227,6 +277,9 @@ async def run_bot(
             for task in players:
                 task.cancel()
             await asyncio.gather(*players, return_exceptions=True)
+            measure_miniapp(figures, sims, [p for i in pages for p in pages[i]],
+                            tg.calls[calls0:], t0, t1)
+            await asyncio.gather(*(page.stop() for i in pages for page in pages[i]))
             side_window = None if side_clicks is None else await side_clicks
             # grace: whatever was offered in the window must still be handled
             grace_end = loop.time() + args.grace
@@ -240,6 +293,8 @@ async def run_bot(
             figures.turn_p50 = percentile(waits, 50)
             figures.turn_p95 = percentile(waits, 95)
             figures.turn_split = split(turns)
+            figures.turn_phases = split(window_turns(sims, t0, t1, by_phase=True),
+                                        ("auction", "play"))
             figures.turn_split_begun = split(window_turns(sims, t0, t1, begun=True))
             measured = window(tg.update_log, t0, t1)
             handled = [u for u in measured if u.handled_at is not None]
@@ -278,13 +333,15 @@ async def run_bot(
                     figures.edit_split["group" if chat < 0 else "private"] += 1
                     figures.edit_split["failed"] += c.ok is False
             figures.flood_429 = sum(1 for c in calls if c.error_code == 429)
+            figures.message_calls = sum(1 for c in calls if c.method in MESSAGE_CALLS and c.ok)
             in_turn = {k: v for t in sims for k, v in t.in_turn.items()}
             figures.phases = Counter(
                 move_phase(p.code) for t in sims for p in t.presses
                 if p.handle.answer is not None and not p.handle.answer.show_alert
                 and t0 <= p.handle.answer.at < t1
             )
-            delivered = bot_turn_waits(tg.calls[calls0:], sims, t0, t1)
+            delivered = bot_turn_waits(tg.calls[calls0:], sims, t0, t1, {
+                key for i in pages for page in pages[i] for key in page.turns})
             figures.bot_turn_p50 = percentile(delivered, 50)
             figures.bot_turn_p95 = percentile(delivered, 95)
             figures.per_move = calls_per_move(calls, act1 - act0, in_turn)
@@ -313,6 +370,11 @@ async def run_bot(
                 print(f"  [bot log: {len(problems)} error lines, e.g. {problems[0][:160]}]",
                       file=sys.stderr)
         finally:
+            for task in closing:
+                task.cancel()
+            for page in (p for i in pages for p in pages[i]):
+                await page.stop()
+            await http.close()
             await reader.close()
             if side_clicks is not None:
                 side_clicks.cancel()
@@ -329,15 +391,88 @@ async def run_bot(
     return figures
 
 
-def window_turns(sims: list[SimTable], t0: float, t1: float, *,
-                 begun: bool = False) -> list[tuple[float, bool]]:
+def window_turns(sims: list[SimTable], t0: float, t1: float, *, begun: bool = False,
+                 by_phase: bool = False) -> list[tuple[float, bool]]:
     """The next-button waits of the window: (seconds, whether the buttons were in the
-    group), for the buttons that appeared in the window — the moves pressed there, as
-    the moves by phase count them. (Counted by when the turn began instead, the
-    200-table window after a 90 s warm-up held none of the group waits of the ~120 bids
-    pressed in it: under saturation those turns had all begun before the window.)"""
-    return [(wait, group) for t in sims for seen, wait, group in t.turn_waits
+    group; ``by_phase``: whether it was a bid), for the buttons that appeared in the
+    window — the moves pressed there, as the moves by phase count them. (Counted by when
+    the turn began instead, the 200-table window after a 90 s warm-up held none of the
+    group waits of the ~120 bids pressed in it: under saturation those turns had all
+    begun before the window.)"""
+    return [(wait, bid if by_phase else group) for t in sims
+            for seen, wait, group, bid in t.turn_waits
             if t0 <= seen + wait < t1 and (not begun or seen >= t0)]
+
+
+#: How long a page closed mid-window stays closed (seconds, uniform).
+AWAY_SECONDS = (5.0, 15.0)
+
+
+def miniapp_seats(humans: list[int], share: float) -> list[int]:
+    """Mini App seats at each table so that ``share`` of all the human seats play there
+    (spread evenly, as :func:`computer_seats`)."""
+    seats, total = [], 0.0
+    for h in humans:
+        before = round(total)
+        total += h * share
+        seats.append(min(h, round(total) - before))
+    return seats
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def close_later(page: MiniAppSeat, delay: float, away: tuple[float, float],
+                      rng: random.Random) -> None:
+    """The page closes (goes inactive) after ``delay`` s, and is back after a pause drawn
+    from ``away`` (the player switched to another app for a while)."""
+    await asyncio.sleep(delay)
+    await page.close()
+    await asyncio.sleep(rng.uniform(*away))
+    if page.table.game_id is not None:
+        await page.open(page.table.game_id)
+
+
+def measure_miniapp(figures: Figures, sims: list[SimTable], pages: list[MiniAppSeat],
+                    calls: list[Any], t0: float, t1: float) -> None:
+    """The Mini App's figures of the window (see :class:`Figures`)."""
+    if not pages:
+        return
+    # the previous move's storage: a chat press answered, a Mini App move answered
+    stored: dict[tuple[int, int], float] = {}
+    for table in sims:
+        for p in table.presses:
+            if p.handle.answer is not None and not p.handle.answer.show_alert:
+                stored.setdefault((p.game_id, p.version + 1), p.handle.answer.at)
+    for page in pages:
+        for post in page.posts:
+            if post.stored is not None:
+                stored.setdefault((post.game_id, post.version + 1), post.stored)
+    turns = [at - stored[key] for page in pages for key, at in page.turns.items()
+             if t0 <= at < t1 and key in stored]
+    end = max((c.at for c in calls), default=t1)
+    own = [(post.shown if post.shown is not None else end) - post.sent
+           for page in pages for post in page.posts
+           if post.stored is not None and t0 <= post.sent < t1]
+    figures.miniapp_turns, figures.miniapp_moves = len(turns), len(own)
+    figures.miniapp_turn_p50, figures.miniapp_turn_p95 = percentile(turns, 50), \
+        percentile(turns, 95)
+    figures.miniapp_own_p50, figures.miniapp_own_p95 = percentile(own, 50), \
+        percentile(own, 95)
+    figures.miniapp_refused = sum(page.refused for page in pages)
+    fallback = []
+    for page in pages:
+        if page.closed_at is None:
+            continue
+        later = [c.at for c in calls if c.chat_id == page.user.id and c.ok
+                 and c.method in MESSAGE_CALLS and c.at >= page.closed_at]
+        fallback.append(min(later, default=end) - page.closed_at)
+    if fallback:
+        figures.fallback = (len(fallback), percentile(fallback, 50), percentile(fallback, 95))
 
 
 MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
@@ -373,13 +508,15 @@ def move_phase(code: str) -> str:
     return "auction"
 
 
-def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float) -> list[float]:
+def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float,
+                   elsewhere: AbstractSet[tuple[int, int]] = frozenset()) -> list[float]:
     """For each move acknowledged in the window: seconds from its answer to the first
     successful call drawing buttons of a later version of that game (the bot's delivery
     alone, without the simulated humans' polling; a later version, not only the next one:
     when a computer seat moves next, the next buttons a person gets are of the version
     after the computer's move); a move never followed by buttons counts until the last
-    call."""
+    call. ``elsewhere``: (game, version) turns received in the Mini App (no chat button
+    comes for them while the page is live): the moves before them are not counted."""
     drawn_at: dict[int, list[tuple[float, int]]] = {}
     for c in calls:
         if c.method in MESSAGE_CALLS and c.ok:
@@ -389,6 +526,8 @@ def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float)
     end = max((c.at for c in calls), default=t1)
     waits = []
     for p in acknowledged(sims, t0, t1):
+        if (p.game_id, p.version + 1) in elsewhere:
+            continue
         later = (at for at, version in drawn_at.get(p.game_id, ()) if version > p.version)
         waits.append(max(0.0, min(later, default=end) - p.handle.answer.at))
     return waits
@@ -568,10 +707,12 @@ class EchoBot:
         await self.process.kill()
 
 
-def split(waits: list[tuple[float, bool]]) -> dict[str, tuple[int, float, float]]:
-    """(seconds, in a group) pairs by where: "group", "private" -> (count, p50, p95)."""
+def split(waits: list[tuple[float, bool]], names: tuple[str, str] = ("group", "private"),
+          ) -> dict[str, tuple[int, float, float]]:
+    """(seconds, in a group) pairs by where: "group", "private" -> (count, p50, p95)
+    (``names``: what True and False stand for)."""
     figures = {}
-    for where, in_group in (("group", True), ("private", False)):
+    for where, in_group in ((names[0], True), (names[1], False)):
         some = [w for w, group in waits if group == in_group]
         figures[where] = (len(some), percentile(some, 50), percentile(some, 95))
     return figures
@@ -609,6 +750,11 @@ async def run_echo(
         await echo.kill()
 
 
+def pair(p50: float, p95: float) -> str:
+    """"p50/p95" in seconds, "-" without figures."""
+    return "-" if p50 != p50 else f"{p50:.2f}/{p95:.2f}"
+
+
 def ms(seconds: float) -> str:
     return "-" if seconds != seconds else f"{seconds * 1000:.0f}"
 
@@ -618,7 +764,8 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
         "| tables | updates/s | p50 ms | p95 ms | p99 ms | echo p50/p95/p99 ms | oldest s | "
         ">2 s | lost | next button p50/p95 s | own redraw p50/p95 s | group stale p50/p95 s | "
         "calls/move group/turn/other | CPU ms/update | peak RSS MiB | KiB/game | "
-        "DB KiB/1000 smazzate | API calls/smazzata | smazzate | 429 |"
+        "DB KiB/1000 smazzate | API calls/smazzata | smazzate | 429 | "
+        "miniapp next turn p50/p95 s | miniapp own p50/p95 s |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for f in all_figures:
@@ -633,7 +780,9 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             f"{f.per_move.get('group', 0):.2f}/{f.per_move.get('turn', 0):.2f}/"
             f"{f.per_move.get('other', 0):.2f} | {f.cpu_per_update * 1000:.1f} | "
             f"{f.peak_rss_mib:.0f} | {f.rss_per_game_kib:.0f} | {db} | {calls} | "
-            f"{f.smazzate} | {f.flood_429} |"
+            f"{f.smazzate} | {f.flood_429} | "
+            f"{pair(f.miniapp_turn_p50, f.miniapp_turn_p95)} | "
+            f"{pair(f.miniapp_own_p50, f.miniapp_own_p95)} |"
         )
     lines.append("")
     for f in all_figures:
@@ -667,8 +816,22 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
         if f.turn_split_begun:
             verdict.append(split_text("of the turns begun in the window",
                                       f.turn_split_begun))
+        if f.turn_phases:
+            verdict.append(split_text("next button by phase p50/p95", f.turn_phases))
         if f.own_split:
             verdict.append(split_text("own redraw p50/p95", f.own_split, digits=2))
+        verdict.append(f"message calls/move {sum(f.per_move.values()):.2f}, "
+                       f"{f.message_calls / max(f.seconds, 1e-9):.1f} message calls/s")
+        if f.miniapp_seats:
+            line = (f"Mini App: {f.miniapp_seats} seats, next turn p50/p95 "
+                    f"{pair(f.miniapp_turn_p50, f.miniapp_turn_p95)} s ({f.miniapp_turns}), "
+                    f"own p50/p95 {pair(f.miniapp_own_p50, f.miniapp_own_p95)} s "
+                    f"({f.miniapp_moves} moves), {f.miniapp_refused} refused")
+            if f.fallback is not None:
+                n, p50, p95 = f.fallback
+                line += (f"; {n} pages closed mid-window: their chat hand redrawn "
+                         f"p50/p95 {p50:.2f}/{p95:.2f} s after")
+            verdict.append(line)
         verdict.append("no update older than 2 s" if not f.older_than_2s
                        else f"{f.older_than_2s} updates older than 2 s")
         verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")
@@ -683,6 +846,12 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def think_arg(text: str) -> str:
+    """``--think``: a number of seconds or ``human``."""
+    Think.parse(text)
+    return text
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -694,8 +863,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="after --warmup, also wait until this many moves were stored "
                              "(a short run then measures play, not the start-up: the "
                              "groups' pacing spaces the first messages)")
-    parser.add_argument("--think", type=float, default=1.0,
-                        help="mean seconds a human waits before clicking (uniform 0.5×..1.5×)")
+    parser.add_argument("--think", default="1", type=think_arg,
+                        help="SECONDS: mean seconds a human waits before clicking (uniform "
+                             "0.5×..1.5×, the stress case); human: a person's pause, "
+                             "lognormal with median 2.5 s, 10%% under 1.2 s, 10%% over 6 s "
+                             "(from the seed; the parameters are printed)")
+    parser.add_argument("--miniapp-share", type=float, default=0.0,
+                        help="share of the human seats playing through the Mini App as a "
+                             "browser does (session, live stream, moves posted)")
+    parser.add_argument("--miniapp-close", type=float, default=0.2,
+                        help="share of those pages closed (gone inactive) once mid-window, "
+                             "for 5-15 s: the chat's fallback, then back")
     parser.add_argument("--echo-seconds", type=float, default=None,
                         help="length of each echo bot run (default: --seconds, so that both "
                              "are as exposed to the machine's hiccups)")
@@ -731,6 +909,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 async def main_async(args: argparse.Namespace) -> None:
+    print(Think.parse(args.think).describe(args.seed))
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         workdir = args.workdir or Path(tmp)

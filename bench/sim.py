@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import random
 import signal
@@ -272,9 +273,66 @@ def simple_policy(view: View, rng: random.Random) -> str:
     return rng.choice(legal)
 
 
-def in_group(code: str) -> bool:
-    """Whether the button of a one-press action is in the group (else in private)."""
-    return code == "P" or code.startswith(("r", "t", "K"))
+@dataclass(frozen=True)
+class Think:
+    """How long a simulated person waits before pressing: a fixed mean (uniform 0.5×..1.5×
+    of it: the stress case) or like a person (``human``): ``shift`` s plus a lognormal
+    (``median``, ``sigma``) — fitted so that the median is 2.5 s, 10% are under 1.2 s and
+    10% over 6 s (a plain lognormal cannot have all three: 2.5/1.2 ≠ 6/2.5)."""
+
+    mean: float = 0.0
+    human: bool = False
+    shift: float = 0.0
+    median: float = 0.0
+    sigma: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str | float) -> Think:
+        if str(text) == "human":
+            return cls.person()
+        return cls(mean=float(text))
+
+    @classmethod
+    def person(cls, median: float = 2.5, low: float = 1.2, high: float = 6.0,
+               tail: float = 0.10) -> Think:
+        """The shifted lognormal with these median and tail quantiles (``tail`` under
+        ``low``, ``tail`` over ``high``)."""
+        z = NORMAL_QUANTILE_90 if tail == 0.10 else _normal_quantile(1 - tail)
+        # s + m/k = low, s + m·k = high, s + m = median  =>  (low−s)(high−s) = (median−s)²
+        shift = (low * high - median * median) / (low + high - 2 * median)
+        scale = median - shift
+        k = (high - shift) / scale
+        return cls(human=True, shift=shift, median=scale, sigma=math.log(k) / z)
+
+    def __bool__(self) -> bool:
+        return self.human or self.mean > 0
+
+    def pause(self, rng: random.Random) -> float:
+        if self.human:
+            return self.shift + self.median * math.exp(rng.gauss(0.0, self.sigma))
+        return self.mean * rng.uniform(0.5, 1.5)
+
+    def describe(self, seed: int | None = None) -> str:
+        if not self.human:
+            return f"think: {self.mean:g} s × uniform(0.5, 1.5) per press"
+        rng = random.Random(seed)
+        sample = sorted(self.pause(rng) for _ in range(20_000))
+        q = [sample[int(len(sample) * f)] for f in (0.1, 0.5, 0.9)]
+        return (f"think: human: each press after {self.shift:.3f} s + {self.median:.3f} s × "
+                f"exp(N(0, {self.sigma:.3f}²)) (a shifted lognormal: median 2.5 s, 10% under "
+                f"1.2 s, 10% over 6 s), from the seed"
+                f"{'' if seed is None else f' {seed}'}; sampled 10%/50%/90%: "
+                f"{q[0]:.2f}/{q[1]:.2f}/{q[2]:.2f} s, mean {sum(sample) / len(sample):.2f} s")
+
+
+#: The standard normal's 90% quantile.
+NORMAL_QUANTILE_90 = 1.2815515655446004
+
+
+def _normal_quantile(p: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(p)
 
 
 def find_button_message(chat: FakeChat, data: str) -> FakeMessage | None:
@@ -328,7 +386,7 @@ class SimTable:
         humans: list[FakeUser],
         *,
         rng: random.Random,
-        think: float = 0.0,
+        think: float | Think = 0.0,
         policy: Callable[[View, random.Random], str] = simple_policy,
         group: FakeChat | None = None,
     ) -> None:
@@ -339,15 +397,18 @@ class SimTable:
         self.admin = humans[0]
         self.group = group or tg.add_group(name, humans, admins=[humans[0]])
         self.rng = rng
-        self.think = think
+        self.think = think  # (a float is a fixed mean)
         self.policy = policy
+        #: Users playing through the Mini App while their page is live (they act by
+        #: themselves, see :mod:`bench.miniapp`): this table's loop leaves them alone.
+        self.live: set[int] = set()
         self.game_id: int | None = None
         self.game_ids: list[int] = []
         self.presses: list[Press] = []
         #: Seconds from a human's turn being seen in the database to their button being on
         #: screen (the pace the players feel; the bot renders through its Outbox).
-        #: (when seen, seconds, whether it was a bid of the group's keyboard: the auction)
-        self.turn_waits: list[tuple[float, float, bool]] = []
+        #: (when seen, seconds, whether the button was in the group, whether a bid)
+        self.turn_waits: list[tuple[float, float, bool, bool]] = []
         self._turn_seen: dict[tuple[int, int], float] = {}
         #: (game, version) -> the user in turn (a human), as the players saw it.
         self.in_turn: dict[tuple[int, int], int] = {}
@@ -355,6 +416,14 @@ class SimTable:
         self.watch = tg.watch([self.group, *humans])
         self._cached: tuple[int, int, Game] | None = None
         self._last_view: tuple[tuple[int, int, int], View] | None = None
+
+    @property
+    def think(self) -> Think:
+        return self._think
+
+    @think.setter
+    def think(self, value: float | Think) -> None:
+        self._think = value if isinstance(value, Think) else Think(mean=value)
 
     # -- waiting ------------------------------------------------------------------------
     async def until(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -526,29 +595,31 @@ class SimTable:
                 return False
             seat_no = game.current_seat()
             seat = None if seat_no is None else row.seat(seat_no)
-            if seat is not None and seat.is_human and not seat.away and seat.user_id is not None:
+            if (seat is not None and seat.is_human and not seat.away
+                    and seat.user_id is not None and seat.user_id not in self.live):
                 self.in_turn[(row.game_id, row.version)] = seat.user_id
                 view = self._view_of(game, row, seat.seat)
                 code = self.policy(view, self.rng)
                 user = self.users[seat.user_id]
-                group = in_group(code)
                 data = f"a:{row.game_id}:{row.version}:{code}"
                 previous = last_press.get(row.version)
-                # a bid's button is in the group, and in the bidder's hand too when the
-                # group's keyboard would be late: pressed wherever it is first
-                message = self._button(user, data, group)
+                # bids and cards alike are in the hand (a group message carrying the
+                # button would be pressed too, and counted as the group's)
+                message = self._button(user, data)
                 key = (row.game_id, row.version)
                 seen = self._turn_seen.setdefault(key, loop.time())
                 if message is not None and seen > 0:
-                    self.turn_waits.append((seen, loop.time() - seen, group))
+                    self.turn_waits.append((seen, loop.time() - seen,
+                                            message.chat.id == self.group.id,
+                                            view.phase == "auction"))
                     self._turn_seen[key] = 0.0  # counted
                 if message is not None and self._may_press(previous, loop.time()):
                     if self.think:
-                        await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5))
-                        # a person looks again: a button redrawn away meanwhile (the
-                        # group's keyboard moved on) is not pressed
-                        message = self._button(user, data, group)
-                        if message is None:
+                        await asyncio.sleep(self.think.pause(self.rng))
+                        # a person looks again: a button redrawn away meanwhile is not
+                        # pressed (nor by a player who opened the Mini App meanwhile)
+                        message = self._button(user, data)
+                        if message is None or seat.user_id in self.live:
                             continue
                     handle = await user.press(message, data)
                     press = Press(user.id, row.game_id, row.version, code, handle, loop.time())
@@ -569,11 +640,11 @@ class SimTable:
             await self.watch.wait(0.25)
         return False
 
-    def _button(self, user: FakeUser, data: str, group: bool) -> FakeMessage | None:
-        """The message showing the button ``data`` to ``user``: their hand first, then
-        the group's keyboard (``group``: a bid)."""
+    def _button(self, user: FakeUser, data: str) -> FakeMessage | None:
+        """The message showing the button ``data`` to ``user``: their hand (where the bot
+        draws bids and cards), else a group message (the bot draws none there)."""
         message = find_button_message(user.private_chat, data)
-        if message is None and group:
+        if message is None:
             message = find_button_message(self.group, data)
         return message
 
@@ -636,7 +707,7 @@ class World:
     tables: list[SimTable] = field(default_factory=list)
 
     def add_table(
-        self, index: int, humans: int, *, rng: random.Random, think: float = 0.0,
+        self, index: int, humans: int, *, rng: random.Random, think: float | Think = 0.0,
         language_code: str = "it",
     ) -> SimTable:
         users = [

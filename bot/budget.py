@@ -38,13 +38,12 @@ thinking: ~3.3 s; measured by ``python -m bench.load --tables 50``). Holding the
 presser's message instead (merged into their next turn's edit: c ≈ 1.35) made the next
 button ~1.5 s and the own redraw 8–17 s: a press not shown is what a player notices.
 
-In a group's auction the group table *is* the keyboard
-of the seat in turn, and a bid costs that one urgent call: the hands' private-only calls
-(obbligato, monte) are buttons drawn for the whole smazzata, not redrawn for each
-bidder's turn (:mod:`bot.tables.render`). Measured at 200 tables in the auction (window
-after 50 s of warm-up): the bot's side of the next button p50/p95 6.4/8.2 s, 0.95 group
-and 0.10 private calls a move (it was 10.8/11.9 s with the bidder's hand redrawn too,
-1.03 group and 0.72 private calls a move).
+In a group's auction the bidder in turn bids from their private hand (issue 32; it was
+the group's keyboard, paced at ~20 calls a minute): a bid costs the presser's own edit and
+the next bidder's hand, both private, and the group table is an edit at the table's
+rank. A table whose human players are all live in the Mini App (:mod:`bot.presence`)
+gets nothing in their chats per move, and its group's edits take the lowest rank
+(:attr:`Priority.IDLE`), held until a milestone (:mod:`bot.tables.render`).
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
@@ -68,13 +67,14 @@ class Priority(IntEnum):
     #: The message whose button a person just pressed, redrawn to show their own move:
     #: part of answering the press (it goes before everything else).
     PRESSED = 0
-    #: The buttons of the seat in turn (private hand or group auction keyboard), the
-    #: answer to a person's command.
+    #: The buttons of the seat in turn (their private hand: bids and cards), the answer
+    #: to a person's command.
     TURN = 1
     #: The group table, results, announcements.
     TABLE = 2
     #: Hands of players who cannot act now (held and merged; brought up to date at the
-    #: end of each trick and at the player's turn).
+    #: end of each trick and at the player's turn); the group of a table whose players
+    #: are all in the Mini App (only spectators look at it).
     IDLE = 3
 
 

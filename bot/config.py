@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     webapp_init_data_max_age: int = Field(default=86400, ge=60, le=30 * 86400)
     #: Where the page loads telegram-web-app.js from (the sandbox serves a stand-in).
     webapp_telegram_js: str = "https://telegram.org/js/telegram-web-app.js"
+    #: A player live in the Mini App gets nothing in the chat per move; if their turn
+    #: waits this many seconds, the chat's turn (their hand with its buttons) goes too.
+    live_turn_notice_seconds: float = Field(default=20.0, ge=0, le=3600)
     #: File the running bot touches every 10 s, for `python -m bot.health` (containers).
     health_file: str | None = None
 

@@ -30,18 +30,74 @@ async def test_a_short_load_run_measures_the_bot_and_both_echo_floors(tmp_path: 
     assert figures.cpu_per_update > 0 and figures.peak_rss_mib > 0
     # message calls per move, split; the group table's staleness, from a replay
     assert set(figures.per_move) == {"group", "turn", "other"}
-    assert figures.per_move["group"] > 0  # (a short window: the auction, in the groups)
+    assert figures.per_move["group"] > 0  # (a short window: the auction, shown in the groups)
     assert 0 <= figures.staleness_p50 <= figures.staleness_p95 < 30
     # every acknowledged press: its own message was edited to show it
     assert 0 <= figures.own_p50 <= figures.own_p95 < 30
-    # the next-button waits of the window are those of the moves pressed in it, by place:
-    # the auction's in the group, the declaration's and the cards' in private
+    # the next-button waits of the window are those of the moves pressed in it, all in
+    # private (issue 32: bids too, from the hand), by phase
     moves = figures.phases
-    assert abs(figures.turn_split["group"][0] - moves["auction"]) <= 2
-    assert abs(figures.turn_split["private"][0] - moves["declaration"] - moves["play"]) <= 2
+    assert figures.turn_split["group"][0] == 0
+    assert abs(figures.turn_split["private"][0] - sum(moves.values())) <= 2
+    assert abs(figures.turn_phases["auction"][0] - moves["auction"]) <= 2
+    assert figures.miniapp_seats == 0 and figures.miniapp_turns == 0
     text = report([figures], args)
     assert text.splitlines()[2].startswith("| 2 | ")
     assert "the echo alongside" in text and "nothing lost" in text
+
+
+async def test_a_short_run_with_mini_app_seats(tmp_path: Path) -> None:
+    """``--miniapp-share``: the Mini App seats play through its API (their turns and own
+    moves measured), two pages close mid-window and their players go on from the chat
+    (the fallback measured); untimed."""
+    args = parse_args([
+        "--tables", "2", "--seconds", "8", "--warmup", "2", "--warmup-moves", "4",
+        "--echo-seconds", "1", "--echo-http", "httpx", "--no-echo-alongside",
+        "--grace", "10", "--think", "0.3", "--miniapp-share", "0.5",
+        "--miniapp-close", "0.4", "--log-level", "WARNING",
+    ])
+    figures = await run_bot(args, 2, tmp_path)
+    assert figures.lost == 0
+    assert figures.miniapp_seats == 5  # half of the ten human seats, spread evenly
+    assert figures.miniapp_turns > 0 and figures.miniapp_moves > 0
+    assert 0 <= figures.miniapp_turn_p50 <= figures.miniapp_turn_p95 < 30
+    assert 0 <= figures.miniapp_own_p50 <= figures.miniapp_own_p95 < 30
+    assert figures.fallback is not None and figures.fallback[0] == 2  # 40% of 5 pages
+    text = report([figures], args)
+    head = text.splitlines()[0]
+    assert "| miniapp next turn p50/p95 s | miniapp own p50/p95 s |" in head
+    assert "| 429 |" in head and "Mini App: 5 seats" in text
+
+
+async def test_a_short_run_with_human_think_times(tmp_path: Path) -> None:
+    """``--think human``: people's pauses (a few seconds), chat only; untimed."""
+    args = parse_args([
+        "--tables", "3", "--seconds", "8", "--warmup", "2", "--warmup-moves", "3",
+        "--echo-seconds", "1", "--echo-http", "httpx", "--no-echo-alongside",
+        "--grace", "10", "--think", "human", "--log-level", "WARNING",
+    ])
+    figures = await run_bot(args, 3, tmp_path)
+    assert figures.lost == 0 and figures.callbacks > 0
+    assert figures.actions >= figures.callbacks - 2
+    assert figures.miniapp_seats == 0 and "| - | - |" in report([figures], args)
+
+
+def test_human_think_times_have_the_asked_median_and_tails() -> None:
+    import random
+
+    from bench.sim import Think
+
+    think = Think.parse("human")
+    rng = random.Random(7)
+    sample = sorted(think.pause(rng) for _ in range(40_000))
+    share = lambda limit: sum(x < limit for x in sample) / len(sample)  # noqa: E731
+    assert abs(sample[len(sample) // 2] - 2.5) < 0.05
+    assert abs(share(1.2) - 0.10) < 0.01 and abs(share(6.0) - 0.90) < 0.01
+    assert "0.432 s + 2.068 s × exp(N(0, 0.773²))" in think.describe(1)
+    assert "sampled 10%/50%/90%: 1.20/2.4" in think.describe(1)
+    fixed = Think.parse("1")
+    assert all(0.5 <= fixed.pause(rng) <= 1.5 for _ in range(100))
+    assert not Think.parse("0")
 
 
 def test_the_bots_side_of_the_next_button_is_the_first_later_keyboard() -> None:

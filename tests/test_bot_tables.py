@@ -168,8 +168,9 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
             row, game, Drawn(UiState.parse(ui)), [])
         in_turn_hand = box.edits[(10 + seat, 20 + seat)]
         others = {box.edits[(10 + s, 20 + s)] for s in range(5) if s != seat}
-        if phase == "auction":
-            assert box.edits[(group, 1)] == Priority.TURN
+        if phase == "auction":  # the bids are in the bidder's hand, not in the group
+            assert box.edits[(group, 1)] == Priority.TABLE
+            assert in_turn_hand == Priority.TURN and others == {Priority.IDLE}
         elif phase == "declaration":
             assert box.edits[(group, 1)] == Priority.TABLE
             assert in_turn_hand == Priority.TURN
@@ -183,10 +184,11 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
     assert seen == {"auction", "declaration", "play"}
 
 
-async def test_the_pressed_message_and_a_late_groups_bidder_are_drawn_first() -> None:
+async def test_the_pressed_message_and_the_bidder_in_turn_are_drawn_first() -> None:
     """The message whose button made the move is redrawn before the turns (it shows the
-    presser their own move); in a group's auction, when the group's keyboard would wait behind
-    other group calls, the bidder in turn gets the bids in their hand too, as a turn."""
+    presser their own move); in a group's auction the bidder in turn always gets the bids
+    in their hand, as a turn, whether the group's next slot is near or far; no other hand
+    and no group message carries a bid."""
     import random
 
     from bot.prefs import Prefs
@@ -210,16 +212,10 @@ async def test_the_pressed_message_and_a_late_groups_bidder_are_drawn_first() ->
         renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot")  # type: ignore[arg-type]
         await renderer.draw(row, game, Drawn(UiState.parse(ui)), [], pressed)
         hand = (10 + seat, 20 + seat)
-        bids = set(kb.all_callback_data(kb.auction_group_keyboard("it", 1, game.view(seat))))
-        shown = set(kb.all_callback_data(box.markups[hand]))
-        assert (bids <= shown) is late
-        if late:
-            assert box.edits[hand] == Priority.TURN
-            # redrawn at the same version once the group's keyboard could go at once:
-            # the bids stay in the hand (a button does not vanish under the finger)
-            box.group_wait = 0.0
-            await renderer.draw(row, game, Drawn(UiState.parse(ui)), [], None)
-            assert bids <= set(kb.all_callback_data(box.markups[hand]))
+        bids = set(kb.all_callback_data(kb.calls_keyboard("it", 1, game.view(seat))))
+        assert bids and bids <= set(kb.all_callback_data(box.markups[hand]))
+        assert box.edits[hand] == Priority.TURN
+        assert not any(d.startswith("a:") for d in kb.all_callback_data(box.markups[(group, 1)]))
         for s in range(5):
             key = (10 + s, 20 + s)
             if key != hand:
@@ -260,8 +256,9 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     asked for them returned (the driver awaits them outside the game's redraw lock, so
     the next move's redraw does not wait behind them): a redraw meanwhile sends none of
     them again; each is stored when sent, into the latest UI state; one sent too late
-    for its smazzata is closed (no buttons), not stored. The table and the first bidder's
-    hand go as turns, the hands of those who cannot act yet after the turns."""
+    for its smazzata is closed (no buttons), not stored. The first bidder's hand goes as a
+    turn (the bids are there), the table and the hands of those who cannot act yet after
+    the turns."""
     import random
 
     from bot.prefs import Prefs
@@ -294,7 +291,7 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     assert len(first.pending) == 6 and renderer.sending(1) and first.chats is None
     bidder = game.current_seat()
     assert bidder is not None
-    assert box.ranks == {group: Priority.TURN, **{
+    assert box.ranks == {group: Priority.TABLE, **{
         10 + s: Priority.TURN if s == bidder else Priority.TABLE for s in range(5)}}
     again = Drawn(UiState(), land=land)
     await renderer.draw(row, game, again, [])  # the next move's redraw, meanwhile

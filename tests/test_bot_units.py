@@ -150,7 +150,7 @@ def test_every_keyboard_fits_telegram(seed: int) -> None:
         boards = [kb.lobby_keyboard("it", gid), kb.cancel_keyboard("en", gid),
                   kb.settings_keyboard("it", Prefs())]
         if view.seat is None:
-            boards.append(kb.auction_group_keyboard("it", gid, view))
+            boards.append(kb.calls_keyboard("it", gid, view))
             if view.phase == "auction":
                 boards.append(kb.picker_keyboard("it", gid, view, "t", 120))
                 boards.append(kb.confirm_keyboard("en", gid, view, "K"))
@@ -170,7 +170,7 @@ def test_group_keyboard_reveals_nothing_of_hands() -> None:
     boards = set()
     for seed in range(20):
         view = Game.new(TableOptions(), rng=random.Random(seed)).view(None)
-        data = kb.all_callback_data(kb.auction_group_keyboard("it", 1, view))
+        data = kb.all_callback_data(kb.calls_keyboard("it", 1, view))
         boards.add(tuple(data))
         assert not [d for d in data if d.split(":")[-1].startswith(("o", "M", "c", "s"))]
     assert len(boards) == 1
@@ -294,11 +294,12 @@ def test_main_prints_one_line_without_token(tmp_path: Path) -> None:
     assert out.stderr.strip().count("\n") == 0 and "BOT_TOKEN" in out.stderr
 
 
-def test_in_a_group_auction_no_hand_is_redrawn_for_its_turn() -> None:
-    """The seat in turn bids in the group, and a group hand's private-only calls (its
-    obbligato ranks) are buttons drawn for the smazzata: shown out of turn too, the same
-    bid after bid, so no hand is urgent in a group's auction (one urgent call a bid).
-    Alone against computers, at a declaration and in play the hand in turn is urgent."""
+def test_in_a_group_auction_only_the_bidder_in_turns_hand_is_urgent() -> None:
+    """The seat in turn bids from its hand: its message carries the auction's calls of
+    this version above its own stable calls, and its edit is a turn's (urgent). The other
+    hands' private-only calls (obbligato ranks) are buttons drawn for the smazzata: shown
+    out of turn too, the same bid after bid, so they are not urgent. Alone against
+    computers, at a declaration and in play the hand in turn is urgent."""
     from telegram import InlineKeyboardMarkup
 
     from bot.budget import Priority
@@ -323,12 +324,19 @@ def test_in_a_group_auction_no_hand_is_redrawn_for_its_turn() -> None:
             if view.phase == "auction":
                 assert urgency(view, kb.solo_keyboard("it", 1, view), solo=True)[0] \
                     == Priority.TURN
+                bids = kb.all_callback_data(kb.solo_keyboard("it", 1, view, stable=True))
+                public = kb.all_callback_data(kb.calls_keyboard("it", 1, view))
+                assert public and bids[: len(public)] == public  # the bids, in the hand
+                assert all(d.startswith("h:1:0:") for d in bids[len(public):]), bids
+                assert urgency(view, kb.solo_keyboard("it", 1, view, stable=True)) \
+                    == (Priority.TURN, 0.0)
                 for other in range(game.n):
                     oview = game.view(other)
                     markup = kb.private_keyboard("it", 1, oview)
                     data = kb.all_callback_data(markup)
                     assert all(d.startswith("h:1:0:") for d in data), data
-                    assert urgency(oview, markup) == (Priority.IDLE, 4.0)
+                    if other != seat:
+                        assert urgency(oview, markup) == (Priority.IDLE, 4.0)
                     if oview.passed[other]:
                         assert not data
                         continue
@@ -406,3 +414,35 @@ def test_settings_and_levels_show_their_words_in_the_players_language() -> None:
             "🤖 Computers: expert"} <= set(lobby_en), lobby_en
     assert "🤖 Computer esperto" in labels(solo_lobby_keyboard("it", 7))
     assert tr_word("en", "level.unknown", "unknown") == "unknown"
+
+
+def test_a_bid_on_an_old_group_keyboard_is_said_in_the_answer_while_the_group_waits() -> None:
+    """Bids are drawn in the hands only (issue 32), but a group message drawn before an
+    upgrade may still carry the current version's bids: pressed there while the group's
+    pace holds its redraw, the answer says the bid; pressed in private, or when the group
+    can be redrawn at once, a plain answer (the redraw shows it)."""
+    from types import SimpleNamespace
+
+    from bot.features.play import shown_soon
+    from bot.prefs import Prefs
+    from storage import GameRow
+
+    class Box:
+        wait = 0.0
+
+        def wait_for(self, chat_id: int) -> float:
+            return self.wait
+
+        def private_interval(self) -> float:
+            return 1.25
+
+    row = GameRow(1, -100, 0, "playing", 10, Prefs().to_json(), 4, 3, None, "{}", None, 0, 0,
+                  None, ())
+    applied = SimpleNamespace(row=row, code="rR")
+    box = Box()
+    assert shown_soon(box, applied, (-100, 5)) is None  # type: ignore[arg-type]
+    box.wait = 3.0
+    said = shown_soon(box, applied, (-100, 5))  # type: ignore[arg-type]
+    assert said is not None and said.startswith("✓ Hai detto:")
+    assert shown_soon(box, applied, (10, 5)) is None  # type: ignore[arg-type]
+    assert shown_soon(box, applied, None) is None  # type: ignore[arg-type]

@@ -51,7 +51,7 @@ def test_every_screen_of_a_match_fits_telegram(variant: dict[str, object]) -> No
             if seat == game.morto:
                 assert f"💀 il morto: {texts.card_label(style, card)}" in group, group
                 morto_shown += 1
-        for data in kb.all_callback_data(kb.auction_group_keyboard("it", BIG_ID, table)):
+        for data in kb.all_callback_data(kb.calls_keyboard("it", BIG_ID, table)):
             assert len(data.encode()) <= cb.MAX_BYTES
         for seat in range(game.n):
             view = game.view(seat)
@@ -76,7 +76,7 @@ def test_every_screen_of_a_match_fits_telegram(variant: dict[str, object]) -> No
 
 def test_a_punti_group_keyboard_offers_point_calls_then_the_card_naming() -> None:
     game = Game.new(TableOptions(a_punti=True), rng=random.Random(2))
-    data = kb.all_callback_data(kb.auction_group_keyboard("it", 7, game.view(None)))
+    data = kb.all_callback_data(kb.calls_keyboard("it", 7, game.view(None)))
     assert data == ["p:7:0:n:61", "a:7:0:P"]
     picker = kb.picker_keyboard("it", 7, game.view(None), "n", 70)
     assert "a:7:0:n70" in kb.all_callback_data(picker)

@@ -4,13 +4,14 @@ the private-only calls of a group's hands.
 These buttons only redraw the keyboard of the message they are on, for the player in turn;
 the call itself is made by the confirm button (``a:…``), validated by the core.
 
-A group's hands show their private-only calls (obbligato ranks, monte) for the whole
-auction as ``h:`` buttons drawn for the smazzata, not the version: the bidder's buttons
-are in the group, so a bid costs one urgent Telegram call (the group's keyboard), not a
-redraw of the next bidder's hand too. Pressed at the player's turn (monte: whenever the
-core offers it, R17), such a button opens the points picker or the confirmation, drawn
-for the current version, in that message; out of turn it answers with a short notice
-and changes nothing; a call the core no longer offers gets a clear answer.
+The bidder in turn bids from their private hand (the auction's public calls are drawn
+there at their turn; no group message carries a bid button). A group's hands also show
+their private-only calls (obbligato ranks, monte) for the whole auction as ``h:`` buttons
+drawn for the smazzata, not the version, so a waiting hand is not redrawn for every bid.
+Pressed at the player's turn (monte: whenever the core offers it, R17), such a button
+opens the points picker or the confirmation, drawn for the current version, in that
+message; out of turn it answers with a short notice and changes nothing; a call the
+core no longer offers gets a clear answer.
 """
 
 from __future__ import annotations
@@ -102,10 +103,10 @@ def _step_keyboard(data: cb.Callback, row: GameRow, game: Game, seat: SeatRow, l
     if data.kind == "p":
         prefix, points = data.parts[0], int(data.parts[1])
         return kb.picker_keyboard(mlang, row.game_id, view, prefix, points)
-    if private:
-        own = kb.solo_keyboard if is_private_chat(row.chat_id) else kb.private_keyboard
-        return own(mlang, row.game_id, game.view(seat.seat))
-    return kb.auction_group_keyboard(mlang, row.game_id, view)
+    if private:  # back to the hand: the auction's calls at the bidder's turn
+        return kb.solo_keyboard(mlang, row.game_id, game.view(seat.seat),
+                                stable=not is_private_chat(row.chat_id))
+    return kb.calls_keyboard(mlang, row.game_id, view)
 
 
 def _hand_call_keyboard(data: cb.Callback, row: GameRow, game: Game, seat: SeatRow,

@@ -1,10 +1,13 @@
 """Pure inline-keyboard builders. Every callback data goes through :mod:`bot.callbacks`.
 
-The group auction keyboard is built from public facts only (the core's public calls,
-``View.public_calls`` and ``View.min_call_points``), never from a hand: hand-dependent
-calls (obbligato, monte) are offered in the player's private chat: in a group, as buttons
-drawn for the whole smazzata (:func:`stable_calls`, ``h:`` data), so that a hand is not
-redrawn for every bid; alone, for the current version. The core re-validates every press.
+The auction's public calls (:func:`calls_keyboard`) are built from public facts only (the
+core's public calls, ``View.public_calls`` and ``View.min_call_points``), never from a
+hand; they are drawn in the private message of the bidder in turn only (no group message
+carries a bid button: a private chat gets a call a second, a group one every three).
+Hand-dependent calls (obbligato, monte) are offered there too: in a group's hands, as
+buttons drawn for the whole smazzata (:func:`stable_calls`, ``h:`` data), so that a hand
+is not redrawn for every bid of the others; alone, for the current version. The core
+re-validates every press.
 """
 
 from __future__ import annotations
@@ -75,7 +78,9 @@ def lobby_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
 # --------------------------------------------------------------------------- auction
 
 
-def auction_group_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
+def calls_keyboard(lang: str, game_id: int, view: View) -> InlineKeyboardMarkup | None:
+    """The auction's public calls at this version (ranks, "2 a N" or a punti's points,
+    carichi, pass), for the bidder in turn's private message (:func:`solo_keyboard`)."""
     if view.phase != "auction":
         return None
     style = view.options.deck_style.value
@@ -234,13 +239,13 @@ def _card_naming(game_id: int, view: View) -> InlineKeyboardMarkup | None:
 
 def solo_keyboard(lang: str, game_id: int, view: View, *,
                   stable: bool = False) -> InlineKeyboardMarkup | None:
-    """Alone against computers, one private message holds everything: the auction's
-    public calls (the group's keyboard) above the player's own buttons. In a group
-    (``stable``: the hand's own calls drawn for the smazzata), the bidder in turn's hand
-    when the group's keyboard would be late (:mod:`bot.tables.render`)."""
+    """The auction's public calls at the player's turn above the player's own buttons:
+    the bidder in turn bids from their hand. Alone against computers this one private
+    message holds everything; in a group (``stable``: the hand's own calls drawn for the
+    smazzata) the public calls are there at the player's turn only."""
     rows: list[list[InlineKeyboardButton]] = []
     for markup_part in (
-        auction_group_keyboard(lang, game_id, view) if view.current_seat == view.seat else None,
+        calls_keyboard(lang, game_id, view) if view.current_seat == view.seat else None,
         private_keyboard(lang, game_id, view, stable=stable),
     ):
         if markup_part is not None:

@@ -121,7 +121,7 @@ class TurnClock:
         seat = None if seat_no is None else row.seat(seat_no)
         if row.turn_deadline is None or seat is None:
             return
-        chat = self.layout.buttons_chat(row, seat, game.phase.value == "auction")
+        chat = self.layout.buttons_chat(row, seat)
         if chat is None:
             return
         chat = self.outbox.resolve(chat)

@@ -27,6 +27,7 @@ from bot import players
 from bot.config import Settings
 from bot.i18n import tr
 from bot.outbox import Outbox, backoff
+from bot.presence import Presence
 from bot.render import texts
 from bot.service import AfkChange, Applied, GameService, Refused, result_from_json
 from bot.tables.clock import TurnClock
@@ -61,7 +62,13 @@ class Tables:
         self.service = service
         self.outbox = outbox
         self.layout = layout or ChatLayout()
-        self.renderer = Renderer(outbox, self.layout, self._stored_results, self._username)
+        #: Who plays in the Mini App right now (written by its server, read by the renderer).
+        self.presence = Presence()
+        self.presence.listeners.append(self._presence_changed)
+        self.renderer = Renderer(outbox, self.layout, self._stored_results, self._username,
+                                 self.presence)
+        self.renderer.wake = self._wake
+        self.renderer.live_turn_seconds = settings.live_turn_notice_seconds
         self.renderer.webapp_url = settings.webapp_url
         self.renderer.webapp_short_name = settings.webapp_short_name
         self.clock = TurnClock(app, service, outbox, self.layout, self.timeout)
@@ -305,6 +312,30 @@ class Tables:
         """A seat changed: redraw, then let computers move and timers run."""
         await self.sync(game_id, [])
         self.kick(game_id)
+
+    def _presence_changed(self, game_id: int, user_id: int, live: bool) -> None:
+        """A player's Mini App page closed (or opened): redraw at once, so that their chat
+        hand is brought up to date (and the group's rank follows, see the renderer)."""
+        if not self._closing:
+            self.background(self._resync_now(game_id))
+
+    def _wake(self, game_id: int, version: int, delay: float) -> None:
+        """The renderer asks for a redraw in ``delay`` s if the game is still at
+        ``version`` (a live player's turn that waits: the chat's turn goes too)."""
+        if self._closing:
+            return
+
+        def due() -> None:
+            if not self._closing:
+                self.background(self._resync_now(game_id, version))
+
+        asyncio.get_running_loop().call_later(delay, due)
+
+    async def _resync_now(self, game_id: int, version: int | None = None) -> None:
+        """Redraw a running game (if it is still at ``version``, when given)."""
+        row = await self.service.latest(game_id)
+        if row is not None and row.status == "playing" and version in (None, row.version):
+            await self.sync(game_id)
 
     def _stop_driver(self, game_id: int) -> None:
         self._resync.pop(game_id, None)

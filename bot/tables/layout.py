@@ -1,9 +1,10 @@
 """Which chat shows what of a game.
 
-Today: the table (lobby, auction keyboard, tricks, results) in the group the game was
-opened in, each human's hand in their private chat. A layout where the table and the
-hand are the same chat (a person alone against computers, in private) is a different
-:class:`ChatLayout`; the renderer and the turn clock ask it instead of assuming.
+Today: the table (lobby, the auction as it goes, tricks, results) in the group the game
+was opened in, each human's hand in their private chat, where they bid and play. A
+layout where the table and the hand are the same chat (a person alone against
+computers, in private) is a different :class:`ChatLayout`; the renderer and the turn
+clock ask it instead of assuming.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ class ChatLayout:
         """The chat of a seat's hand (None: nobody to show it to, e.g. a computer)."""
         return seat.user_id if seat.is_human else None
 
-    def buttons_chat(self, row: GameRow, seat: SeatRow, auction: bool) -> int | None:
-        """Where the seat in turn presses: the auction in the table, the rest in the hand."""
-        return self.table_chat(row) if auction else self.hand_chat(seat)
+    def buttons_chat(self, row: GameRow, seat: SeatRow) -> int | None:
+        """Where the seat in turn presses: their hand (bids and cards alike)."""
+        return self.hand_chat(seat)
 
     def chats(self, row: GameRow) -> set[int]:
         """Every chat showing something of the game."""

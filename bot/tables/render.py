@@ -7,22 +7,33 @@ record (new message ids, posted results) that the driver saves as a UI patch.
 
 Priorities in Telegram's budget (:class:`~bot.budget.Priority`): the message a person
 just pressed goes before everything (it shows them their own move: part of answering the
-press, whatever else waits); then the buttons of the seat in turn (its private hand in
-play, or the table while the auction's keyboard is in the group), and so do new
-messages (a smazzata's results, the next smazzata's table and hands: a few per smazzata;
-they are sent outside the game's redraw lock, see :meth:`Renderer.detach`, so the next
-move's redraw does not wait for them); then the table; then the hands of players who
-cannot act (when the bot's budget is short, these are the ones that wait, merged into
-one edit).
+press, whatever else waits); then the buttons of the seat in turn (always in its private
+hand: cards, the declaration, and the auction's calls), and so do new messages (a
+smazzata's results, the next smazzata's table and hands: a few per smazzata; they are
+sent outside the game's redraw lock, see :meth:`Renderer.detach`, so the next move's
+redraw does not wait for them); then the table; then the hands of players who cannot act
+(when the bot's budget is short, these are the ones that wait, merged into one edit).
 
-In a group's auction a bid costs one urgent call: the group's keyboard, where the next
-bidder bids. The hands carry the private-only calls (obbligato ranks, il monte) as
-buttons drawn for the whole smazzata (:func:`bot.render.keyboards.stable_calls`), pressed
-to open the picker or the confirmation at the player's turn
-(:mod:`bot.features.auction`): a hand is not redrawn for its player's turn, only when its
-text or its buttons change (monte gone after the first bid, the seat passed, the auction
-over), held like the others'. The one exception is a seat in turn whose hand gains a call
-it has not been shown yet (back from "away", a restart): that edit is a turn's.
+Bids with your cards (issue 32): the bidder in turn bids from their own private hand (a
+private chat gets a call a second, a group one every three): the group's auction message
+shows the auction as it goes (each call, the bid to beat, whose turn) with links to the
+hand and to the Mini App, never a bid button. A bid costs the presser's own edit and the
+next bidder's hand (both private), and the group's edit at the table's rank. The hands'
+private-only calls (obbligato ranks, il monte) are buttons drawn for the whole smazzata
+(:func:`bot.render.keyboards.stable_calls`), pressed to open the picker or the
+confirmation at the player's turn (:mod:`bot.features.auction`), so a waiting hand is not
+redrawn for every bid of the others, only when its text or its buttons change, held like
+the others'.
+
+Presence (:mod:`bot.presence`): a player whose Mini App page is live at the table gets
+nothing in the chat per move (no hand redraw, no turn's buttons): the Mini App shows it.
+A press they make in the chat still gets its own redraw. When their page closes, their
+hand is brought up to date once, at once (the driver redraws on the presence change);
+and a live player whose turn waits :attr:`Renderer.live_turn_seconds` gets the chat's
+turn (their hand with the buttons) too, so nobody misses a turn. A table whose humans are
+all live serves only spectators in the group: its group edits take the lowest rank and
+are held until a milestone (a trick won, the auction's result), so that the
+budget goes to the players who play in the chat.
 
 What a waiting player sees: their hand is *held and merged* while the others play
 (during the auction up to ``private_lazy_seconds``; in play until the trick ends), and
@@ -37,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +59,7 @@ from bot.budget import Priority
 from bot.i18n import tr
 from bot.outbox import Outbox
 from bot.prefs import is_private_chat
+from bot.presence import Presence
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.service import names_of
@@ -56,10 +69,12 @@ from game import Game, View
 from game.events import (
     BidMade,
     BriscolaScored,
+    Dealt,
     DealVoided,
     Event,
     MonteDeclared,
     SmazzataScored,
+    SuitDeclared,
     TrickWon,
 )
 from storage import GameRow
@@ -68,14 +83,11 @@ Result = SmazzataScored | BriscolaScored
 #: In play, the hand of a player who cannot act waits for the end of the trick (or their
 #: turn) — at most this many times ``private_lazy_seconds`` (a minute by default).
 HELD_FACTOR = 15.0
-#: In a group's auction the bidder in turn also gets the bids in their private hand
-#: (a private chat has its own budget; a group gets ~20 calls a minute) when the group's
-#: keyboard cannot be redrawn within this many seconds (or one pacing interval, if
-#: shorter) and the bot's budget has room, and always in a new smazzata's hand (sent
-#: anyway): at a new smazzata the group's first calls are the results and the new table,
-#: and the first bids waited for them (issue 18: the auction's next button p95 was 12 s
-#: at 50 tables). Otherwise a bid costs that one group call.
-GROUP_LATE_SECONDS = 1.5
+#: Events after which a table served only to spectators is redrawn at once (otherwise
+#: its group edits are held, merged, up to ``HELD_FACTOR × private_lazy_seconds``): a
+#: trick won, the auction's result (once the suit is declared, the move after the last
+#: bid: one edit shows both), a deal voided. The smazzata's result is a new message.
+MILESTONES = (TrickWon, SuitDeclared, DealVoided)
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
 
@@ -83,11 +95,14 @@ ResultsReader = Callable[[int], Awaitable[list[Result]]]
 def hand_pressable(view: View, markup: InlineKeyboardMarkup | None, *, away: bool,
                    solo: bool) -> bool:
     """Whether a hand's message carries buttons drawn for this version that its player can
-    press now. In the auction of a group the seat in turn bids in the group, and the
-    hand's private-only calls are drawn for the whole smazzata: not for this version."""
+    press now: their turn's (in a group's auction the bidder in turn's hand carries the
+    auction's calls; the other hands' private-only calls are drawn for the whole
+    smazzata: not for this version)."""
     if not view.legal or away:
         return False
-    return solo or (markup is not None and view.phase != "auction")
+    if solo or view.phase != "auction":
+        return solo or markup is not None
+    return view.current_seat == view.seat
 
 
 def hand_urgency(phase: str, *, pressable: bool, solo: bool, just_moved: bool,
@@ -154,7 +169,8 @@ NewMessage = tuple[int, str, InlineKeyboardMarkup | None, int | None,
 
 class Renderer:
     def __init__(self, outbox: Outbox, layout: ChatLayout, results: ResultsReader,
-                 bot_username: Callable[[], str | None]) -> None:
+                 bot_username: Callable[[], str | None],
+                 presence: Presence | None = None) -> None:
         self.outbox = outbox
         self.layout = layout
         self.results = results
@@ -171,6 +187,21 @@ class Renderer:
         #: The Mini App (WEBAPP_URL, WEBAPP_SHORT_NAME): None draws no button for it.
         self.webapp_url: str | None = None
         self.webapp_short_name: str | None = None
+        #: Who is live in the Mini App (their chat gets nothing per move).
+        self.presence = presence or Presence()
+        #: A live player whose turn waits this long gets the chat's turn too (seconds).
+        self.live_turn_seconds = 20.0
+        #: Asks for a redraw of a game (id, version) in so many seconds if it is still
+        #: at that version (set by the driver): the chat's turn of a live player who
+        #: lets it wait.
+        self.wake: Callable[[int, int, float], None] | None = None
+        #: Hands not redrawn while their player was live: brought up to date at once.
+        self._behind: set[tuple[int, int]] = set()
+        #: Messages of past smazzate of live players, closed when they are back (chat,
+        #: message, final text), by (game, seat).
+        self._unclosed: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
+        #: (game, seat) of a live player in turn -> (version, since when: monotonic).
+        self._live_turn: dict[tuple[int, int], tuple[int, float]] = {}
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
                    events: Sequence[Event], pressed: tuple[int, int] | None = None) -> None:
@@ -190,7 +221,8 @@ class Renderer:
         if drawn.ui.table is not None and (
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
-            self._close_smazzata(row, drawn.ui, events, names, lang, style)
+            self._close_smazzata(row, drawn.ui, _closing_events(game, events), names, lang,
+                                 style, game.is_over())
             drawn.set(table=None, hands=None)
 
         # a hand pressed is asked for first (its edit is the first call after the answer);
@@ -203,7 +235,8 @@ class Renderer:
                 return  # its results and new table are on their way (then a redraw)
             messages = await self._post_results(row, game, drawn, names, lang, style, chat_id)
             if not game.is_over():
-                table = self._draw_table(row, game, drawn, names, lang, chat_id, pressed)
+                table = self._draw_table(row, game, drawn, names, lang, chat_id, events,
+                                         pressed)
                 messages += [table] if table is not None else []
             if messages:
                 self.detach(drawn, row.game_id, "group", messages)
@@ -212,7 +245,7 @@ class Renderer:
             if not game.is_over():
                 if not hand_first:
                     await asyncio.sleep(0)  # the group's first call is reserved first
-                await self._draw_hands(row, game, drawn, names, lang, events, pressed, chat_id)
+                await self._draw_hands(row, game, drawn, names, lang, events, pressed)
 
         parts = (hands(), group()) if hand_first else (group(), hands())
         failed = [r for r in await asyncio.gather(*parts, return_exceptions=True)
@@ -275,12 +308,12 @@ class Renderer:
                 over = game.is_over() and i == game.scored_count
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
                 messages.append((chat_id, text, None, row.thread_id, _scored(i), None,
-                                 Priority.TURN))
+                                 self.group_rank(row)))
         if game.is_over() and not drawn.ui.over and game.final is not None:
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
             messages.append((chat_id, text, None, row.thread_id, _over, None,
-                             Priority.TURN))
+                             self.group_rank(row)))
         return messages
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
@@ -292,9 +325,11 @@ class Renderer:
 
     def _close_smazzata(
         self, row: GameRow, ui: UiState, events: Sequence[Event], names: list[str],
-        lang: str, style: str,
+        lang: str, style: str, over: bool = False,
     ) -> None:
-        """Final edit of the previous smazzata's messages (no keyboards left behind)."""
+        """Final edit of the previous smazzata's messages (no keyboards left behind). A
+        live player's are closed when they are back in the chat (see :meth:`_close`),
+        or at the match's end."""
         smz = ui.table_smz
         void = next((e for e in events if isinstance(e, DealVoided)), None)
         last = next((e for e in reversed(events) if isinstance(e, TrickWon)), None)
@@ -307,39 +342,46 @@ class Renderer:
         else:
             text = tr(lang, "table.finished", n=smz + 1)
         assert ui.table is not None
-        self.outbox.edit(self.layout.table_chat(row), ui.table, text, None)
+        solo = is_private_chat(row.chat_id)
+        if not solo or over or not self.presence.live(row.game_id, row.chat_id):
+            self.outbox.edit(self.layout.table_chat(row), ui.table, text, None)
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
             if seat is not None and chat is not None:
-                self._pressable.discard((row.game_id, seat.seat))
-                self._buttons.pop((row.game_id, seat.seat), None)
-                if is_private_chat(row.chat_id):  # alone: the hand's message was the table
-                    continue
-                self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "private.finished",
-                                               n=smz + 1), delay=self.private_lazy_seconds,
-                                 priority=Priority.IDLE)
+                key = (row.game_id, seat.seat)
+                self._pressable.discard(key)
+                self._buttons.pop(key, None)
+                finished = text if solo else tr(seat_language(seat, lang), "private.finished",
+                                                n=smz + 1)
+                if not over and self.presence.live(row.game_id, seat.user_id):
+                    self._unclosed.setdefault(key, []).append((chat, mid, finished))
+                elif not solo:  # (alone: the hand's message was the table, closed above)
+                    self.outbox.edit(chat, mid, finished, delay=self.private_lazy_seconds,
+                                     priority=Priority.IDLE)
+
+    def _close(self, key: tuple[int, int]) -> None:
+        """Close the messages of past smazzate left open while their player was live."""
+        for chat, mid, text in self._unclosed.pop(key, ()):
+            self.outbox.edit(chat, mid, text, None, priority=Priority.IDLE)
 
     def _draw_table(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
-        chat_id: int, pressed: tuple[int, int] | None = None,
+        chat_id: int, events: Sequence[Event] = (), pressed: tuple[int, int] | None = None,
     ) -> NewMessage | None:
         """The table's edit, or (a new smazzata) the new table message to send."""
         if is_private_chat(row.chat_id):
             return None  # alone: the hand's message shows the table (see _draw_hands)
         view = game.view(None)
         text = texts.table_text(lang, view, names)
-        markup = kb.auction_group_keyboard(lang, row.game_id, view)
-        priority = Priority.TABLE
-        if view.phase == "play":
-            markup = self.hand_link(lang)
-        elif markup is not None and self._human_in_turn(row, game):
-            priority = Priority.TURN  # the keyboard of the seat in turn is in the group
-        if pressed is not None and pressed == (chat_id, drawn.ui.table):
-            priority = Priority.PRESSED  # the presser's own message
-        # (at the declaration the buttons are in the caller's hand: the table is a table)
-        markup = kb.with_table_button(markup, tr(lang, "webapp.button"),
+        # no bid button: the bidder in turn bids from their hand (see the docstring)
+        markup = kb.with_table_button(self.hand_link(lang), tr(lang, "webapp.button"),
                                       url=self.webapp_link(row.game_id))
+        priority, delay = self.group_rank(row), 0.0
+        if priority == Priority.IDLE and not any(isinstance(e, MILESTONES) for e in events):
+            delay = self.private_lazy_seconds * HELD_FACTOR  # held until a milestone
+        if pressed is not None and pressed == (chat_id, drawn.ui.table):
+            priority, delay = Priority.PRESSED, 0.0  # (a keyboard drawn before issue 32)
         if drawn.ui.table is None:
             smazzata = game.smazzata_index
 
@@ -350,16 +392,24 @@ class Renderer:
                         "table_smz": smazzata}
 
             return (chat_id, text, markup, row.thread_id, stores,
-                    tr(lang, "table.finished", n=smazzata + 1), Priority.TURN)
+                    tr(lang, "table.finished", n=smazzata + 1), priority)
         self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
-                         priority=priority)
+                         delay=delay, priority=priority)
         return None
 
-    @staticmethod
-    def _human_in_turn(row: GameRow, game: Game) -> bool:
-        seat_no = game.current_seat()
-        seat = None if seat_no is None else row.seat(seat_no)
-        return seat is not None and seat.is_human and not seat.away
+    def _anyone_live(self, row: GameRow) -> bool:
+        return any(self.presence.live(row.game_id, s.user_id) for s in row.seats
+                   if s.is_human and not s.away)
+
+    def group_rank(self, row: GameRow) -> Priority:
+        """The rank of the group's messages (the table, the results): a table's, or the
+        lowest when every human playing is live in the Mini App (the group then serves
+        only spectators); alone in a private chat, the player's own (a turn's)."""
+        if is_private_chat(row.chat_id):
+            return Priority.TURN
+        players = (s.user_id for s in row.seats if s.is_human and not s.away)
+        return Priority.IDLE if self.presence.all_live(row.game_id, players) else \
+            Priority.TABLE
 
     def webapp_page(self, game_id: int) -> str | None:
         """The Mini App's address for one table (a private chat's ``web_app`` button)."""
@@ -383,7 +433,6 @@ class Renderer:
     async def _draw_hands(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,
         events: Sequence[Event], pressed: tuple[int, int] | None = None,
-        table_chat: int | None = None,
     ) -> None:
         """Each human's private message. Edits are urgent for whoever can press something
         now or could a moment ago; the others' wait up to ``private_lazy_seconds`` so that
@@ -404,14 +453,23 @@ class Renderer:
             if chat is None or (mid is None and (row.game_id, f"hand:{seat.seat}")
                                 in self._sending):
                 continue  # (a new hand on its way: the redraw after it draws it)
-            plang = seat_language(seat, lang)
+            key = (row.game_id, seat.seat)
+            live = not seat.away and self.presence.live(row.game_id, seat.user_id)
+            pressed_here = pressed is not None and pressed == (chat, mid)
+            if live and not pressed_here and not self._live_turn_due(
+                    key, game.version, game.current_seat() == seat.seat):
+                self._behind.add(key)  # the Mini App shows it: nothing in the chat
+                self._pressable.discard(key)
+                continue
+            if not live:
+                self._live_turn.pop(key, None)
             view = game.view(seat.seat)
+            plang = seat_language(seat, lang)
             note = tr(plang, "private.away_note") if seat.away else ""
             text = texts.hand_text(plang, view, names, note)
-            key = (row.game_id, seat.seat)
-            bidding = (not solo and not seat.away and table_chat is not None
-                       and (self._bids_in_hand(view, seat.seat, table_chat, mid is None)
-                            or self._shows_bids(key, mid, row.game_id, view)))
+            # the bidder in turn bids from their hand (no bid button in the group)
+            bidding = (not solo and not seat.away and view.phase == "auction"
+                       and view.current_seat == seat.seat)
             if (solo or bidding) and not seat.away:
                 markup = kb.solo_keyboard(plang, row.game_id, view, stable=not solo)
             else:
@@ -430,14 +488,21 @@ class Renderer:
             priority, delay = hand_urgency(
                 view.phase, pressable=pressable, solo=solo, just_moved=just_moved,
                 trick_over=trick_over, lazy=self.private_lazy_seconds,
-                pressed_here=pressed is not None and pressed == (chat, mid))
+                pressed_here=pressed_here)
+            if key in self._behind:  # back from the Mini App: brought up to date at once
+                self._behind.discard(key)
+                self._close(key)
+                priority, delay = min(priority, Priority.TURN), 0.0
             if mid is None:  # a new smazzata: the cards to bid on unblock play; the new
                 # hands all at once, outside the redraw lock (see :meth:`detach`). The
                 # hands of a group's new smazzata whose players cannot act yet go after
                 # the turns (50 tables starting at once are ~300 new messages: the next
-                # bidders' keyboards go before them); a hand sent again (/mano) does not.
+                # bidders' keyboards go before them); a hand sent again (/mano) does not,
+                # nor one at a table with players in the Mini App (they bid within a
+                # second: the chat player's turn would wait for their hand in flight).
                 rank = (Priority.TURN if solo or pressable or drawn.ui.hands
-                        or view.current_seat == seat.seat else Priority.TABLE)
+                        or view.current_seat == seat.seat or self._anyone_live(row)
+                        else Priority.TABLE)
                 self.detach(drawn, row.game_id, f"hand:{seat.seat}", [
                     self._new_hand(chat, text, markup, key, buttons, game.smazzata_index,
                                    solo, tr(plang, "private.finished",
@@ -463,24 +528,20 @@ class Renderer:
 
         return chat, text, markup, None, stores, late, priority
 
-    def _bids_in_hand(self, view: View, seat_no: int, table_chat: int, sent: bool) -> bool:
-        """Whether the bidder in turn of a group's auction also gets the bids in their
-        hand: the group's keyboard would be late (see :data:`GROUP_LATE_SECONDS`), and
-        the hand is being sent anyway (a new smazzata) or the bot's budget has room."""
-        if view.phase != "auction" or view.current_seat != seat_no:
+    def _live_turn_due(self, key: tuple[int, int], version: int, in_turn: bool) -> bool:
+        """Whether a live player's turn (``key``: game, seat) has waited
+        :attr:`live_turn_seconds` at ``version``: the chat's turn goes too (the first
+        time a turn is seen, a redraw is asked for then)."""
+        if not in_turn:
+            self._live_turn.pop(key, None)
             return False
-        late = self.outbox.wait_for(table_chat) > min(
-            GROUP_LATE_SECONDS, self.outbox.interval(table_chat))
-        return sent or (late and self.outbox.budget.has_room())
-
-    def _shows_bids(self, key: tuple[int, int], mid: int | None, game_id: int,
-                    view: View) -> bool:
-        """Whether that hand's message was last asked to show the bids of this version
-        (they stay until the bid is made: a button does not vanish under a finger)."""
-        if view.phase != "auction":
-            return False
-        drawn = f"a:{game_id}:{view.version}:"
-        return any(data.startswith(drawn) for data in self._asked(key, mid))
+        now = time.monotonic()
+        since = self._live_turn.get(key)
+        if since is None or since[0] != version:
+            since = self._live_turn[key] = (version, now)
+            if self.wake is not None:
+                self.wake(key[0], version, self.live_turn_seconds)
+        return now - since[1] >= self.live_turn_seconds
 
     def _new_buttons(self, key: tuple[int, int], mid: int | None,
                      buttons: frozenset[str]) -> bool:
@@ -506,6 +567,21 @@ class Renderer:
             if seat is not None and chat is not None and not solo_table:
                 self.outbox.edit(chat, mid, tr(seat_language(seat, lang), "table.cancelled"),
                                  None)
+
+
+def _closing_events(game: Game, events: Sequence[Event]) -> Sequence[Event]:
+    """The events that ended the previous smazzata: ``events`` when they hold its end, else
+    (a redraw without them ran first, e.g. after new messages landed) the game's log of
+    that smazzata, so its table is closed with what ended it (a deal voided, the last
+    trick) whichever redraw closes it."""
+    if any(isinstance(e, (DealVoided, TrickWon)) for e in events):
+        return events
+    starts = [i for i, e in enumerate(game.history) if isinstance(e, Dealt)]
+    if not starts:
+        return events
+    if game.is_over():
+        return game.history[starts[-1]:]
+    return game.history[starts[-2]:starts[-1]] if len(starts) > 1 else events
 
 
 def _scored(i: int) -> Callable[[Message | None, UiState, int], dict[str, Any] | None]:

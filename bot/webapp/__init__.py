@@ -61,6 +61,7 @@ async def start(bot: Bot, rt: Runtime) -> WebAppServer:
         rt.service, bot_token=settings.bot_token.get_secret_value(), mover=move,
         is_member=MemberCache(bot).check, max_age=settings.webapp_init_data_max_age,
         telegram_js=settings.webapp_telegram_js, default_language=settings.default_language,
+        presence=rt.tables.presence,
     )
     await server.start(settings.webapp_listen, settings.webapp_port)
     return server

@@ -9,7 +9,11 @@ Routes:
   ``start_param``, else the user's running match) and checks the user may see it (seated,
   or a member of its group); answers a short-lived token and the first state;
 * ``GET /api/events?token=…`` — Server-Sent Events: the current state, then every change
-  (:mod:`bot.webapp.hub`); ``GET /api/state?token=…`` — the current state once;
+  (:mod:`bot.webapp.hub`); ``GET /api/state?token=…`` — the current state once. While a
+  stream is open its user is *live* at that table (:mod:`bot.presence`: the chat sends
+  them nothing per move); the page closes it when Telegram says it is inactive or it is
+  hidden. A stream closed by the client is noticed within :data:`PRESENCE_POLL_SECONDS`
+  (the transport is checked; a keep-alive alone would take 15 s);
 * ``POST /api/move`` ``{"version": N, "code": "cAd"}`` (``Authorization: Bearer``) — the
   move goes through the same path as a button press (``Tables.human_action``: version
   check, game lock, one transaction), then the chat is redrawn as after a press.
@@ -35,6 +39,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.i18n import LANGUAGES, tr
+from bot.presence import Presence
 from bot.service import GameService, Refused, match_prefs
 from bot.webapp.auth import AuthError, Grant, Tokens, WebAppUser, validate_init_data
 from bot.webapp.hub import Connection, Hub, sse
@@ -52,6 +57,8 @@ MAX_BODY = 8 * 1024
 KEEPALIVE_SECONDS = 15.0
 #: Seconds a client may take to accept one event before it is disconnected.
 WRITE_TIMEOUT = 10.0
+#: How often the open streams are checked for a client gone (presence follows).
+PRESENCE_POLL_SECONDS = 0.5
 #: Live connections one user may hold (the oldest is closed beyond).
 MAX_CONNECTIONS_PER_USER = 4
 #: Requests a client may make at once, then per second (token bucket, per user or address).
@@ -107,6 +114,7 @@ class WebAppServer:
         self, service: GameService, *, bot_token: str, mover: Mover, is_member: MemberCheck,
         max_age: float = 86400.0, telegram_js: str = TELEGRAM_JS,
         default_language: str = "it", token_ttl: float = 900.0,
+        presence: Presence | None = None,
     ) -> None:
         self.service = service
         self.bot_token = bot_token
@@ -124,6 +132,11 @@ class WebAppServer:
             "{{telegram_js}}", telegram_js)
         self._runner: web.AppRunner | None = None
         self._streams: set[asyncio.Task[Any]] = set()
+        #: Who is live at which table (the chat's renderer reads it).
+        self.presence = presence or Presence()
+        #: Open streams and their requests (checked for a client gone).
+        self._live: dict[Connection, web.Request] = {}
+        self._sweeper: asyncio.Task[None] | None = None
         self.port = 0
         service.listeners.append(self.hub.changed)
 
@@ -145,6 +158,8 @@ class WebAppServer:
         site = web.TCPSite(runner, host, port, reuse_address=True)
         await site.start()
         self._runner = runner
+        self._sweeper = asyncio.get_running_loop().create_task(
+            self._sweep(), name="webapp-presence")
         self.port = runner.addresses[0][1]
         log.info("Mini App server listening on %s:%d", host, self.port)
         return self.port
@@ -152,6 +167,9 @@ class WebAppServer:
     async def stop(self) -> None:
         if self.hub.changed in self.service.listeners:
             self.service.listeners.remove(self.hub.changed)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.hub.close()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -317,6 +335,8 @@ class WebAppServer:
         await response.prepare(request)
         conn = Connection(grant.user_id, grant.game_id, lang)
         self.hub.add(conn)
+        self._live[conn] = request
+        self.presence.opened(grant.game_id, grant.user_id)
         conn.push(self._event(*loaded, grant.user_id, lang))  # the current state first
         try:
             while not conn.closed:
@@ -332,7 +352,20 @@ class WebAppServer:
             pass
         finally:
             self.hub.remove(conn)
+            if self._live.pop(conn, None) is not None:
+                self.presence.closed(grant.game_id, grant.user_id)
         return response
+
+    async def _sweep(self) -> None:
+        """Close the streams whose client has gone (the page closed its EventSource, or
+        the connection dropped): their handler ends and the presence follows at once,
+        not at the next keep-alive."""
+        while True:
+            await asyncio.sleep(PRESENCE_POLL_SECONDS)
+            for conn, request in list(self._live.items()):
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    conn.close()
 
     async def _move(self, request: web.Request) -> web.Response:
         grant = self._grant(request)

@@ -75,21 +75,19 @@ class Table:
 
     async def perform(self, user: Any, view: View, code: str) -> None:
         gid, v = self.game_id, view.version
-        group, private = self.group, user.private_chat
-        if code.startswith(("c", "s", "d")):  # cards, suit, a punti's named card
+        private = user.private_chat  # bids and cards alike: from the hand
+        if code.startswith(("c", "s", "d")) or code == "P" or code.startswith("r"):
             await self.press(user, private, f"a:{gid}:{v}:{code}")
-        elif code == "P" or code.startswith("r"):
-            await self.press(user, group, f"a:{gid}:{v}:{code}")
         elif code == "K":
-            await self.press(user, group, f"q:{gid}:{v}:{code}")
-            await self.press(user, group, f"a:{gid}:{v}:{code}")
+            await self.press(user, private, f"q:{gid}:{v}:{code}")
+            await self.press(user, private, f"a:{gid}:{v}:{code}")
         elif code == "M":  # the hand's monte button (drawn for the smazzata) asks first
             await self.press(user, private, f"h:{gid}:{view.smazzata}:M")
             await self.press(user, private, f"a:{gid}:{v}:{code}")
         elif code.startswith(("t", "o", "n")):
             low = _low(view)
             if code.startswith(("t", "n")):  # "2 a N", a punti's "N": public calls
-                chat, prefix, target = group, code[0], int(code[1:])
+                chat, prefix, target = private, code[0], int(code[1:])
                 await self.press(user, chat, f"p:{gid}:{v}:{prefix}:{low}")
             else:  # the hand's obbligato button (drawn for the smazzata) opens the picker
                 chat = private

@@ -2,9 +2,11 @@
 of ``python -m sandbox`` (the real bot in its own process against the local fake Telegram)
 and uses it as a person does: types commands in the group and in the private chat (several
 in a row, the next one typed before the bot answered the last), opens a table in the group,
-fills it with computers and plays a whole smazzata by clicking (pressing again while the
-redraw of a press is on its way), reloads the page, switches users, adds one; and plays a
-smazzata alone against the computers in the private chat (``/nuova`` there). It saves a
+fills it with computers and plays a whole smazzata by clicking in the private chat, bids
+included (pressing again while the redraw of a press is on its way); opens the Mini App
+from the hand, which takes the chat out of the loop while it is open and gives it back
+when closed; reloads the page, switches users, adds one; and plays a smazzata alone
+against the computers in the private chat (``/nuova`` there). It saves a
 screenshot mid-smazzata (``SANDBOX_SCREENSHOT=path`` to keep it: README's docs/sandbox.png
 is one).
 
@@ -77,33 +79,46 @@ def sandbox(tmp_path: Path) -> Iterator[str]:
             process.wait()
 
 
-#: Decides the next click from what the page shows: the callback data and the panel. In the
-#: group's auction ``me`` bids once, then passes; alone in private, the auction's buttons are
-#: in the private message, and ``me`` passes; then the first card it may play.
+#: Decides the next click from what the page shows: the callback data and the panel. The
+#: bids are in ``me``'s private hand (in a group too: no group message carries a bid
+#: button), where ``me`` calls a rank once, then passes; then the first card it may play.
 NEXT_CLICK = """(me) => {
-  const group = document.querySelector('section[data-type="group"]');
   const mine = document.querySelector('section[data-type="private"]');
   const withButtons = (panel) => [...panel.querySelectorAll('.message')]
       .filter((m) => m.querySelector('button[data-callback^="a:"]'));
-  const table = group && withButtons(group).pop();
-  if (table) {
-    const pass = [...table.querySelectorAll('button[data-callback$=":P"]')][0];
-    if (pass && table.textContent.includes('Tocca a ' + me)) {
-      const call = table.querySelector('button[data-callback*=":r"]');
-      const bid = document.body.dataset.bid ? null : call;
-      document.body.dataset.bid = "1";
-      return {panel: 'group', data: (bid || pass).dataset.callback, card: false};
-    }
-  }
   const hand = withButtons(mine).pop();
   if (hand && hand.textContent.includes('Tocca a te')) {
     const pass = hand.querySelector('button[data-callback$=":P"]');
-    if (pass) return {panel: 'private', data: pass.dataset.callback, card: false};
+    if (pass) {
+      const call = hand.querySelector('button[data-callback^="a:"][data-callback*=":r"]');
+      const bid = document.body.dataset.bid ? null : call;
+      document.body.dataset.bid = "1";
+      return {panel: 'private', data: (bid || pass).dataset.callback, card: false};
+    }
     const cards = [...hand.querySelectorAll('button[data-callback^="a:"]')]
         .filter((b) => !b.textContent.startsWith('🚫'));
     if (cards.length) return {panel: 'private', data: cards[0].dataset.callback, card: true};
   }
   return null;
+}"""
+
+#: In the Mini App's frame: a session of its own from Telegram's ``initData`` (the page's
+#: DOM is not relied on), then "pass" at the current version through the Mini App's API;
+#: the HTTP status of the move and the session's token.
+MINI_APP_PASS = """async () => {
+  const table = new URLSearchParams(location.search).get("table") || "";
+  const session = await (await fetch("api/session", {method: "POST",
+      headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({init_data: Telegram.WebApp.initData, table})})).json();
+  const move = await fetch("api/move", {method: "POST",
+      headers: {"Content-Type": "application/json", Authorization: "Bearer " + session.token},
+      body: JSON.stringify({version: session.state.version, code: "P"})});
+  return {status: move.status, token: session.token};
+}"""
+#: Whether it is the viewer's turn, from the Mini App's API (``api/state``).
+MINI_APP_MY_TURN = """async (token) => {
+  const state = await (await fetch("api/state?token=" + encodeURIComponent(token))).json();
+  return state.my_turn ? state.version : null;
 }"""
 
 
@@ -237,6 +252,9 @@ def test_a_browser_plays_a_smazzata_in_the_group(sandbox: str, tmp_path: Path) -
             assert "Punti:" in ended.last.text_content()
             page.screenshot(path=str(tmp_path / "end.png"))
             assert ui.shot.stat().st_size > 10_000  # (README's docs/sandbox.png is one)
+            # no group message ever carried a bid button: they were all in her hand
+            assert not group.locator('button[data-callback^="a:"]').count()
+            mini_app_takes_the_chat_out_of_the_loop(ui)
 
             page.reload()  # the same user, the same chats, and the composer still works
             expect(page.locator("#user option:checked")).to_have_text("Anna (it)")
@@ -261,6 +279,43 @@ def test_a_browser_plays_a_smazzata_in_the_group(sandbox: str, tmp_path: Path) -
             assert not ui.errors, ui.errors
         finally:
             browser.close()
+
+
+def mini_app_takes_the_chat_out_of_the_loop(ui: Browser) -> None:
+    """In the second smazzata, at Anna's turn, she opens the Mini App from her hand's
+    ``web_app`` button: while its page is open (its live stream: the presence contract)
+    her private chat stays as it was though the table moves on — she passes through the
+    Mini App's API, the computers finish the auction and play up to her next turn, and
+    no redraw, no turn's buttons reach her chat. She closes it: her chat hand is brought
+    up to date at once, with her turn's buttons."""
+    page, private, expect = ui.page, ui.panel("private"), ui.api.expect
+    turn = private.locator(".message", has_text="Tocca a te").filter(
+        has=page.locator('button[data-callback$=":P"]'))
+    expect(turn).to_have_count(1, timeout=30000)  # her turn in the new auction: idle
+    page.wait_for_timeout(1500)  # (the first smazzata's hand closed meanwhile, if late)
+    before = private.inner_text()
+    private.locator("button.web-app", has_text="Tavolo").last.click(timeout=15000)
+    page.wait_for_function("() => [...document.querySelectorAll('#webapp iframe')].length")
+    frame = None
+    while frame is None:
+        frame = next((f for f in page.frames if "tgWebAppData" in f.url), None)
+        page.wait_for_timeout(50)
+    frame.wait_for_load_state("load")
+    page.wait_for_timeout(1500)  # its live stream opened (the page is live)
+    moved = frame.evaluate(MINI_APP_PASS)
+    assert moved["status"] == 200, moved
+    deadline = time.monotonic() + 60
+    version = None
+    while version is None:  # the computers play on, up to her next turn
+        assert time.monotonic() < deadline, "her next turn did not come"
+        page.wait_for_timeout(200)
+        version = frame.evaluate(MINI_APP_MY_TURN, moved["token"])
+    page.wait_for_timeout(1000)
+    assert private.inner_text() == before  # nothing in her chat while the page was live
+    page.locator("#webapp .close").click()  # the page closes: its stream with it
+    expect(private).not_to_have_text(before, timeout=2500)  # brought up to date at once
+    expect(private.locator(f'button[data-callback^="a:"][data-callback*=":{version}:"]')
+           .first).to_be_visible(timeout=2500)
 
 
 def test_a_browser_plays_alone_in_the_private_chat(sandbox: str, tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
-"""A group's auction costs one urgent call a bid: the hands' private-only calls (obbligato
-ranks, il monte) are buttons drawn for the smazzata, not redrawn for each bidder's turn.
+"""The bidder in turn bids from their hand (issue 32); the hands' private-only calls
+(obbligato ranks, il monte) are buttons drawn for the smazzata, not redrawn for each bid of
+the others.
 
-Against the fake Bot API: the next bidder's hand is not redrawn for their turn (same
-buttons, only a held edit of its text); its obbligato button pressed out of turn answers
+Against the fake Bot API: the next bidder's hand gets the auction's calls at their turn
+(an urgent edit, the obbligato buttons still there), and only theirs: the other hands'
+edits are held, with the same buttons; the obbligato button pressed out of turn answers
 with a notice and changes nothing; pressed in turn it opens the points picker, and a full
 obbligato call goes through; once the auction is over the button answers clearly.
 """
@@ -91,23 +93,28 @@ async def test_a_bid_leaves_the_next_bidders_hand_alone_and_obbligato_opens_in_t
         assert (await table.row()).version == version
         assert not [c for c in tg.calls[calls:] if c.method in MESSAGE_METHODS]
 
-        # the first bidder bids in the group: the waiter's turn comes, its hand is not
-        # redrawn for it (its edits are held, with the same buttons)
+        # the first bidder bids from their hand: the waiter's turn comes, its hand gets
+        # the auction's calls (a turn's edit) above the same obbligato buttons; the
+        # other hands' edits are held, with their buttons unchanged
         requests.clear()
         calls = len(tg.calls)
         await table.perform(bidder, game.view(first), "rR")
         await table.tg.wait_until(
-            lambda: table._message_with(table.group, f"a:{gid}:{version + 1}:P"))
+            lambda: table._message_with(waiter.private_chat, f"a:{gid}:{version + 1}:P"))
         await bot.rt.outbox.drain()
+        assert table._message_with(table.group, f"a:{gid}:{version + 1}:P") is None
         mine = [r for r in requests if r[0] == waiter.id and r[1] == hand.message_id]
-        assert mine and all(p == Priority.IDLE and data == stable for _, _, p, data in mine)
-        assert buttons(tg.message(waiter, hand.message_id)) == stable
-        urgent_private = [c for c in tg.calls[calls:] if c.method in MESSAGE_METHODS
+        assert mine and mine[-1][2] == Priority.TURN
+        shown = buttons(tg.message(waiter, hand.message_id))
+        assert f"a:{gid}:{version + 1}:P" in shown and shown[-len(stable):] == stable
+        held = [r for r in requests if r[0] > 0 and r[0] not in (waiter.id, bidder.id)]
+        assert all(p == Priority.IDLE for _, _, p, _ in held)
+        urgent_private = {c.chat_id for c in tg.calls[calls:] if c.method in MESSAGE_METHODS
                           and isinstance(c.chat_id, int) and c.chat_id > 0
                           and "reply_markup" in c.params and c.params["reply_markup"]
                           and re.search(rf"[\"'][apqx]:{gid}:{version + 1}[:\"']",
-                                        str(c.params["reply_markup"]))]
-        assert not urgent_private  # nothing private was drawn for this version
+                                        str(c.params["reply_markup"]))}
+        assert urgent_private == {waiter.id}  # the bids of this version: in its hand only
 
         # in turn: the button opens the picker (current version) and the call goes through
         row, game = await table.state()
@@ -121,7 +128,9 @@ async def test_a_bid_leaves_the_next_bidders_hand_alone_and_obbligato_opens_in_t
         assert game.view(None).current_bid == code
         assert game.view(None).current_bidder == second
         await bot.rt.outbox.drain()  # the picker gave way to the same buttons
-        assert buttons(tg.message(waiter, hand.message_id)) == stable
+        assert buttons(tg.message(waiter, hand.message_id))[-len(stable):] == stable
+        assert not [b for b in buttons(tg.message(waiter, hand.message_id))
+                    if b.startswith("a:")]  # not in turn any more: no bid
 
         # the auction ends: the button (if still shown) gets a clear answer, nothing moves
         await table.play(lambda v, rng: "P" if v.phase == "auction" else v.legal[0],

@@ -162,14 +162,20 @@ async def check_refusals(tg: Any, table: Table) -> None:
     row, game = await table.state()
     version, gid = row.version, row.game_id
     pass_data = f"a:{gid}:{version}:P"
-    table_msg = await tg.wait_until(lambda: table._message_with(table.group, pass_data))
     seat_in_turn = game.current_seat()
+    bidder = table.users[row.seat(seat_in_turn).user_id]
+    # the bids are in the bidder's hand; no group message carries one
+    await tg.wait_until(lambda: table._message_with(bidder.private_chat, pass_data))
+    assert table._message_with(table.group, pass_data) is None
     other = next(s for s in row.seats if s.seat != seat_in_turn)
     user = table.users[other.user_id]
-    for data in (f"a:{gid}:{version}:P", f"a:{gid}:{version + 5}:P", f"a:{gid}:{version}:cAd",
-                 "a:999:0:P", "zzz", f"l:{gid}:go", f"a:{gid}:{version}:" + "x" * 40):
-        answer = await (await user.press(table_msg, data, check=False)).wait(10)
-        assert answer.show_alert and answer.text, data
+    for message in (tg.chat_messages(user, from_bot=True)[-1],
+                    tg.chat_messages(table.group, from_bot=True)[-1]):
+        for data in (f"a:{gid}:{version}:P", f"a:{gid}:{version + 5}:P",
+                     f"a:{gid}:{version}:cAd", "a:999:0:P", "zzz", f"l:{gid}:go",
+                     f"a:{gid}:{version}:" + "x" * 40):
+            answer = await (await user.press(message, data, check=False)).wait(10)
+            assert answer.show_alert and answer.text, data
     assert (await table.row()).version == version
 
 

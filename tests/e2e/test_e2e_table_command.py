@@ -1,13 +1,15 @@
 """/tavolo (/table): a way out of any stale screen in a group (issue 18). The group's table
-is posted again with the keyboard of the current version, the old message is deleted,
-and the bidder in turn bids on the new one; without a match the command says so; in
-private it sends the hand again, like /mano."""
+is posted again with its current content and links (the bids are in the hand of the
+bidder in turn, issue 32), the old message is deleted, and the next move is drawn on the
+new one; without a match the command says so; in private it sends the hand again, like
+/mano."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from bot.tables.state import ui_of
 from tests.conftest import make_bot
 from tests.e2e.driver import small_table
 
@@ -17,7 +19,7 @@ def gone(tg: Any, chat: Any, message_id: int) -> bool:
 
 
 def buttons(message: Any) -> list[str]:
-    return [b.callback_data for b in message.buttons if b.callback_data]
+    return [b.target for b in message.buttons if b.target]
 
 
 async def test_tavolo_reposts_the_table_with_its_current_keyboard(
@@ -40,15 +42,14 @@ async def test_tavolo_reposts_the_table_with_its_current_keyboard(
             await table._wait_version(row.version, 10)
             row, game = await table.state()
         await bot.rt.outbox.drain()
-        old = next(m for m in tg.chat_messages(group, from_bot=True)
-                   if f"a:{row.game_id}:{row.version}:P" in buttons(m))
+        old = tg.message(group, ui_of(await table.row()).table)
+        assert buttons(old) == ["https://t.me/BriscolaTestBot"]  # the link to the hand
 
         for command in ("/tavolo", "/table"):
             sent = await ada.send(group, command)
             new = await tg.wait_until(lambda s=sent: next(
                 (m for m in tg.chat_messages(group, from_bot=True)
-                 if m.message_id > s.message_id
-                 and f"a:{row.game_id}:{row.version}:P" in buttons(m)), None),
+                 if m.message_id > s.message_id and "Smazzata 1" in m.content), None),
                 timeout=10, what="the table again")
             await tg.wait_until(lambda o=old: gone(tg, group, o.message_id),
                                 timeout=10, what="the old table deleted")
@@ -63,14 +64,14 @@ async def test_tavolo_reposts_the_table_with_its_current_keyboard(
                 assert len(tg.chat_messages(group, from_bot=True)) == before
                 bot.rt.tables._table_resent.clear()  # (the next one is a while later)
 
-        # the bid is taken from the new message, and the table is redrawn there
-        shown = (old.content, buttons(old))
-        answer = await (await ada.press(old, f"a:{row.game_id}:{row.version}:P")).wait(10)
+        # the bid is taken from the hand, and the table is redrawn on the new message
+        shown = old.content
+        hand = tg.chat_messages(ada, from_bot=True)[-1]
+        answer = await (await ada.press(hand, f"a:{row.game_id}:{row.version}:P")).wait(10)
         assert not answer.show_alert, answer.text
         await table._wait_version(row.version, 10)
         await bot.rt.outbox.drain()
-        now = tg.message(group, old.message_id)
-        assert (now.content, buttons(now)) != shown
+        assert tg.message(group, old.message_id).content != shown
 
         # in private: the hand again, as /mano
         hand = max((m for m in tg.chat_messages(ada, from_bot=True) if "Le tue carte" in

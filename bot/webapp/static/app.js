@@ -87,8 +87,20 @@ async function reconnect() {
 //: web views in the background, and a stream that looks open may be dead.
 const AWAY_SECONDS = 1;
 let hiddenAt = null;
+// Presence: the page is live at its table while its stream is open (the chat then sends
+// this player nothing per move). Inactive (Telegram's `deactivated`, Bot API 8.0) or, where
+// those events are missing, hidden: the stream is closed; active or visible again: a fresh
+// session and stream (the current state comes first).
+const ACTIVE_EVENTS = Boolean(tg && tg.isVersionAtLeast && tg.isVersionAtLeast("8.0"));
+function pause() {
+  if (app.source) { app.source.close(); app.source = null; }
+}
+if (ACTIVE_EVENTS) {
+  tg.onEvent("deactivated", pause);
+  tg.onEvent("activated", () => { if (!app.source) reconnect(); });
+}
 document.addEventListener("visibilitychange", () => {
-  if (document.hidden) { hiddenAt = Date.now(); return; }
+  if (document.hidden) { hiddenAt = Date.now(); if (!ACTIVE_EVENTS) pause(); return; }
   const away = hiddenAt === null ? 0 : (Date.now() - hiddenAt) / 1000;
   hiddenAt = null;
   if (!app.source || app.source.readyState === EventSource.CLOSED || away >= AWAY_SECONDS) {
