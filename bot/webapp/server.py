@@ -10,6 +10,9 @@ Routes:
   or a member of its group); answers a short-lived token and the first state;
 * ``GET /api/events?token=…`` — Server-Sent Events: the current state, then every change
   (:mod:`bot.webapp.hub`); ``GET /api/state?token=…`` — the current state once;
+* ``GET /api/review?token=…&smazzata=N`` — the review of a smazzata played to its end:
+  its tricks and its sheet, replayed from the stored actions through the core (only what
+  every player saw: :func:`bot.webapp.payload.review_payload`);
 * ``POST /api/move`` ``{"version": N, "code": "cAd"}`` (``Authorization: Bearer``) — the
   move goes through the same path as a button press (``Tables.human_action``: version
   check, game lock, one transaction), then the chat is redrawn as after a press.
@@ -38,7 +41,7 @@ from bot.i18n import LANGUAGES, tr
 from bot.service import GameService, Refused, match_prefs
 from bot.webapp.auth import AuthError, Grant, Tokens, WebAppUser, validate_init_data
 from bot.webapp.hub import Connection, Hub, sse
-from bot.webapp.payload import closed_payload, state_payload
+from bot.webapp.payload import closed_payload, replay_to_smazzata, review_payload, state_payload
 from game import Game
 from storage import GameRow, StorageUnavailable, repo
 
@@ -136,6 +139,7 @@ class WebAppServer:
         app.router.add_get("/api/events", self._events)
         app.router.add_get("/api/state", self._state)
         app.router.add_post("/api/move", self._move)
+        app.router.add_get("/api/review", self._review)
         app.router.add_static("/static/", STATIC_DIR)
         return app
 
@@ -333,6 +337,26 @@ class WebAppServer:
         finally:
             self.hub.remove(conn)
         return response
+
+    async def _review(self, request: web.Request) -> web.Response:
+        grant = self._grant(request)
+        self._limit(("user", grant.user_id))
+        lang = request[LANG] if request[LANG] in LANGUAGES else self.default_language
+        wanted = request.query.get("smazzata", "")
+        if not _TABLE.fullmatch(wanted):
+            raise ApiError(400, "webapp.bad_request")
+        row = await self.service.latest(grant.game_id)
+        if row is None or row.seed is None:
+            raise ApiError(404, "webapp.no_table")
+        actions = await repo.load_actions(self.service.db, grant.game_id)
+        game = replay_to_smazzata(match_prefs(row).options, row.seed,
+                                  [(a.seat, a.code) for a in actions if a.seat is not None],
+                                  int(wanted))
+        if game is None:  # not played to its end (yet)
+            raise ApiError(404, "webapp.no_table")
+        seat = row.seat_of(grant.user_id)
+        return web.json_response(review_payload(row, game, None if seat is None else seat.seat,
+                                                lang))
 
     async def _move(self, request: web.Request) -> web.Response:
         grant = self._grant(request)
