@@ -3,7 +3,8 @@
 Routes:
 
 * ``GET /`` — the page (``static/index.html``; Telegram's ``telegram-web-app.js``, or the
-  stand-in the sandbox and the tests use, from ``WEBAPP_TELEGRAM_JS``);
+  stand-in the sandbox falls back to, from ``WEBAPP_TELEGRAM_JS``; a local file there,
+  e.g. the tests' copy of Telegram's script, is served at ``/telegram-web-app.js``);
 * ``POST /api/session`` ``{"init_data": …, "table": …}`` — validates Telegram's
   ``initData`` (:mod:`bot.webapp.auth`), finds the table (``table``, else the direct link's
   ``start_param``, else the user's running match) and checks the user may see it (seated,
@@ -123,6 +124,12 @@ class WebAppServer:
         #: Sessions opened per address (behind a proxy every user shares one: generous;
         #: each user has the ``limits`` bucket too once their initData is valid).
         self.address_limits = RateLimit(burst=200, rate=50)
+        #: Telegram's script from a file here (the tests' copy of npm's @twa-dev/sdk):
+        #: served at /telegram-web-app.js; else ``telegram_js`` is the script's address.
+        self._telegram_file = Path(telegram_js) if telegram_js.endswith(".js") and \
+            Path(telegram_js).is_file() else None
+        if self._telegram_file is not None:
+            telegram_js = "telegram-web-app.js"
         self._index = (STATIC_DIR / "index.html").read_text(encoding="utf-8").replace(
             "{{telegram_js}}", telegram_js)
         self._runner: web.AppRunner | None = None
@@ -141,6 +148,8 @@ class WebAppServer:
         app.router.add_post("/api/move", self._move)
         app.router.add_get("/api/review", self._review)
         app.router.add_static("/static/", STATIC_DIR)
+        if self._telegram_file is not None:
+            app.router.add_get("/telegram-web-app.js", self._telegram_script)
         return app
 
     async def start(self, host: str, port: int) -> int:
@@ -244,6 +253,11 @@ class WebAppServer:
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(text=self._index, content_type="text/html",
                             headers={"Cache-Control": "no-cache"})
+
+    async def _telegram_script(self, request: web.Request) -> web.FileResponse:
+        assert self._telegram_file is not None
+        return web.FileResponse(self._telegram_file, headers={
+            "Content-Type": "application/javascript", "Cache-Control": "no-cache"})
 
     async def _session(self, request: web.Request) -> web.Response:
         if not self.address_limits.allow(request.remote):
