@@ -134,7 +134,7 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
     if view.tricks or view.scored_tricks:
         smazzata = view.smazzata if view.tricks else _scored_index(view)
         last_trick = trick_payload(
-            (view.tricks or view.scored_tricks)[-1], smazzata, names, lang)
+            (view.tricks or view.scored_tricks)[-1], smazzata, [s["name"] for s in seats], lang)
     info: list[str] = []
     if view.game == "chiamata" and view.phase == "play":
         info = [plain(line) for line in texts.contract_lines(lang, style, view, names)]
@@ -193,6 +193,12 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
     }, lang, style)
 
 
+def _without_level(name: str) -> str:
+    """A computer's name without its level ("🤖 Computer 3")."""
+    found = _LEVEL.match(name) if name.startswith("🤖") else None
+    return found["name"] if found else name
+
+
 def _scored_index(view: View) -> int | None:
     """The index of the last smazzata scored (that ``view.scored_tricks`` are of)."""
     last = view.last_briscola if view.game == "briscola" else view.last_scored
@@ -248,7 +254,7 @@ def review_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dic
     """The review of the smazzata ``game`` has just scored (:func:`replay_to_smazzata`):
     its tricks as the table saw them, and its sheet, from the core's view of ``seat``."""
     view = game.view(seat)
-    names = seat_names(row, game, lang)
+    names = [_without_level(name) for name in seat_names(row, game, lang)]
     scored: SmazzataScored | BriscolaScored | None = (
         view.last_briscola if view.game == "briscola" else view.last_scored)
     smazzata = None if scored is None else scored.smazzata

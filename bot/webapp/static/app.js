@@ -9,7 +9,8 @@ const $ = (id) => document.getElementById(id);
 const app = { token: null, table: null, lang: "it", state: null, source: null, skew: 0,
               sending: false, pending: null, refresh: null, picks: {}, expires: 0,
               paused: false, more: false, overlay: null, review: null, reviewAt: 0,
-              trickKey: null, takeTimer: null, sheetSeen: null, wasMyTurn: false };
+              trickKey: null, takeTimer: null, sheetSeen: null, wasMyTurn: false,
+              taken: {} };
 window.miniApp = app;  // (read by the browser tests)
 
 //: How long a complete trick stays on the felt before it goes to whoever took it.
@@ -198,6 +199,9 @@ function seatPoint(seat, s) {
   return { left: 50 + at.x * rx, top: 50 + at.y * ry };
 }
 
+//: A name without the computer's robot (its chip says it is one).
+const plainName = (name) => String(name).replace(/^🤖\s*/, "");
+
 function drawSeats(s) {
   const box = $("seats");
   box.replaceChildren();
@@ -210,30 +214,35 @@ function drawSeats(s) {
     if (seat.turn) chip.classList.add("turn");
     if (seat.you) chip.classList.add("you");
     if (seat.away || seat.morto) chip.classList.add("away");
-    let name = seat.name;
-    const robot = seat.computer && name.startsWith("🤖");
-    if (robot) name = name.slice(2).trim();
+    const name = plainName(seat.name);
     const line = el("div", "name-line");
-    if (seat.chiamante) line.append(el("span", "crown", "👑"));
-    if (robot) line.append(el("span", "robot", "🤖"));
     line.append(el("span", "name", name));
-    if (seat.level) line.append(el("span", "level", seat.level));
-    chip.title = seat.level ? `${name} (${seat.level})` : name;
+    // the caller's crown, the partner's badge, the dealer's chip: on the chip's corners
+    if (seat.chiamante) chip.append(el("span", "corner-badge crown", "👑"));
+    else if (seat.socio) chip.append(el("span", "corner-badge socio", "🤝"));
+    if (seat.dealer) {
+      const dealer = el("span", "corner-badge dealer", "M");
+      dealer.title = s.ui.dealer;
+      chip.append(dealer);
+    }
+    chip.title = seat.level ? `${seat.name} (${seat.level})` : seat.name;
     chip.append(line);
+    if (seat.level) {
+      // a computer: its level small, on a tap
+      chip.append(el("div", "level", `🤖 ${seat.level}`));
+      chip.addEventListener("click", () => {
+        chip.classList.add("show-level");
+        setTimeout(() => chip.classList.remove("show-level"), 2500);
+      });
+    }
+    if (seat.contract) chip.append(el("div", "contract", seat.contract));
     const meta = el("div", "meta");
-    if (seat.contract) meta.append(el("span", "contract", seat.contract));
-    if (seat.socio) meta.append(el("span", "badge socio", "🤝"));
     if (seat.away) meta.append(el("span", "badge", "💤"));
     if (!seat.morto || seat.cards) meta.append(el("span", "count", String(seat.cards)));
     if (s.phase === "play" || seat.tricks) {
       const tricks = el("span", "tricks", String(seat.tricks));
       tricks.title = s.ui.tricks_taken;
       meta.append(tricks);
-    }
-    if (seat.dealer) {
-      const dealer = el("span", "dealer", "M");
-      dealer.title = s.ui.dealer;
-      meta.append(dealer);
     }
     chip.append(meta);
     if (seat.turn && s.deadline && s.turn_seconds) chip.append(turnBar(s));
@@ -290,8 +299,11 @@ function drawTrick(s) {
     box.classList.add("taken");
     $("trick-label").textContent = last.text;
   }
+  const before = app.onFelt || new Set();
+  app.onFelt = new Set(plays.map(([seat, code]) => `${seat}${code}`));
   plays.forEach(([seat, code], i) => {
     const img = cardImg(code, seat === winner ? "winner" : "");
+    if (!before.has(`${seat}${code}`)) img.classList.add("thrown");  // just played
     placeTrickCard(img, seat, s, i);
     if (seat === leader && i === 0) {
       img.classList.add("lead");
@@ -299,9 +311,11 @@ function drawTrick(s) {
     }
     box.append(img);
   });
+  document.body.dataset.taking = winner !== null ? "1" : "0";
   if (winner !== null) {
     const to = seatPoint(winner, s);
     app.takeTimer = setTimeout(() => {
+      document.body.dataset.taking = "0";
       box.classList.add("gather");
       for (const img of box.querySelectorAll(".card")) {
         img.style.left = `${to.left}%`;
@@ -353,7 +367,7 @@ function drawAuction(s) {
   const list = el("div", "bids");
   if (!s.auction.history.length) list.append(el("span", "hint", s.ui.no_bids));
   for (const bid of s.auction.history) {
-    const name = s.seats[bid.seat].name.replace(/^🤖\s*/, "");
+    const name = plainName(s.seats[bid.seat].name);
     const chip = el("span", "bid", `${name}: ${bid.text}`);
     if (s.auction.current && s.auction.current.seat === bid.seat &&
         s.auction.current.text === bid.text) chip.classList.add("current");
@@ -470,10 +484,11 @@ function drawHand(s, refused) {
   const hand = $("hand");
   hand.replaceChildren();
   const n = s.hand.length;
-  const width = hand.clientWidth || Math.min(window.innerWidth, 520) - 16;
+  // (a margin for the outer cards' tilt)
+  const width = (hand.clientWidth || Math.min(window.innerWidth, 520) - 16) - 20;
   const cardWidth = Math.min(n <= 3 ? 96 : 84, Math.max(56, width / 4.3));
   const step = n > 1 ? Math.min(cardWidth + 6, (width - cardWidth) / (n - 1)) : 0;
-  const start = (width - (cardWidth + step * (n - 1))) / 2;
+  const start = 10 + (width - (cardWidth + step * (n - 1))) / 2;
   hand.style.setProperty("--card-w", `${cardWidth}px`);
   const playing = s.my_turn && s.phase === "play";
   s.hand.forEach(({ card, playable }, i) => {
@@ -510,7 +525,7 @@ function drawScores(s) {
   const list = el("div", "totals");
   for (const seat of s.seats) {
     if (seat.morto) continue;
-    const name = seat.name.replace(/^🤖\s*/, "");
+    const name = plainName(seat.name);
     list.append(el("span", "total" + (seat.you ? " you" : ""), `${name} ${seat.total}`));
   }
   box.append(list);
@@ -537,10 +552,10 @@ function drawTexts(s) {
 
 // ------------------------------------------------------------------ overlays
 
-function nameOf(seat, names) {
+function nameOf(seat) {
+  // (the seats are the match's: the same names in a review of an earlier smazzata)
   const s = app.state;
-  const name = names ? names[seat] : (s && s.seats[seat] ? s.seats[seat].name : String(seat));
-  return String(name).replace(/^🤖\s*/, "");
+  return plainName(s && s.seats[seat] ? s.seats[seat].name : String(seat));
 }
 
 function openOverlay(kind, title, body) {
@@ -563,7 +578,7 @@ function closeOverlay() {
   if (atLeast("6.1") && tg.BackButton) tg.BackButton.hide();
 }
 
-function trickBlock(trick, names, cardNames) {
+function trickBlock(trick, cardNames) {
   // one trick as a row: who played what, in order; the lead marked, the taker lit
   const row = el("div", "trick-row");
   row.dataset.key = trick.key;
@@ -571,7 +586,7 @@ function trickBlock(trick, names, cardNames) {
     const cell = el("figure", "play" + (seat === trick.winner ? " winner" : ""));
     cell.dataset.seat = seat;
     cell.append(cardImg(code, "", cardNames));
-    const caption = el("figcaption", null, nameOf(seat, names));
+    const caption = el("figcaption", null, nameOf(seat));
     if (i === 0) caption.append(el("span", "lead-tag", app.state.ui.led));
     cell.append(caption);
     row.append(cell);
@@ -582,7 +597,7 @@ function trickBlock(trick, names, cardNames) {
 function showLastTrick() {
   const s = app.state;
   if (!s || !s.last_trick) return;
-  openOverlay("last", s.ui.last_trick, trickBlock(s.last_trick, null, null));
+  openOverlay("last", s.ui.last_trick, trickBlock(s.last_trick, null));
 }
 
 function showSheet(sheet) {
@@ -605,7 +620,8 @@ function showSheet(sheet) {
   if (sheet.contract) {
     const facts = el("dl", "facts");
     const fact = (term, value) => facts.append(el("dt", null, term), el("dd", null, value));
-    fact(s.ui.contract, `${sheet.contract} (${sheet.target})`);
+    const target = sheet.contract.includes(String(sheet.target)) ? "" : ` (${sheet.target})`;
+    fact(s.ui.contract, sheet.contract + target);
     fact("", sheet.made ? `✓ ${s.ui.made}` : `✗ ${s.ui.failed}`);
     fact(s.ui.multiplier, `×${sheet.multiplier}`);
     body.push(facts);
@@ -656,7 +672,7 @@ async function showReview(smazzata, at) {
     dots.append(dot);
   });
   openOverlay("review", review.sheet ? review.sheet.title : s.ui.review,
-    [nav, ...trickBlock(trick, review.names, review.card_names), dots]);
+    [nav, ...trickBlock(trick, review.card_names), dots]);
   $("overlay-body").dataset.trick = String(index);
 }
 
@@ -673,6 +689,13 @@ function show(s) {
   document.body.dataset.myTurn = s.my_turn ? "1" : "0";
   document.body.dataset.version = String(s.version);
   if (s.phase !== "auction") app.more = false;
+  preload(s.deck);
+  if (s.last_trick && !app.taken[s.last_trick.key]) {
+    // the tricks this page saw taken (the latest few), e.g. for the tests
+    app.taken[s.last_trick.key] = s.last_trick;
+    const keys = Object.keys(app.taken);
+    if (keys.length > 48) delete app.taken[keys[0]];
+  }
   drawTexts(s);
   drawSeats(s);
   drawTrick(s);
@@ -685,11 +708,26 @@ function show(s) {
   app.wasMyTurn = s.my_turn;
   // a smazzata just ended: its sheet, once (the first state of a session only marks it)
   if (s.sheet && s.sheet.smazzata !== app.sheetSeen) {
-    if (!first && !app.overlay && (s.phase === "auction" || s.phase === "over")) showSheet(s.sheet);
-    else app.sheetSeen = s.sheet.smazzata;
+    const sheet = s.sheet;
+    app.sheetSeen = sheet.smazzata;
+    if (!first && (s.phase === "auction" || s.phase === "over")) {
+      // after the last trick has been seen taken
+      const wait = document.body.dataset.taking === "1" ? TRICK_MS + 500 : 0;
+      setTimeout(() => { if (!app.overlay) showSheet(sheet); }, wait);
+    }
   }
   if (app.overlay === "last" && s.last_trick) showLastTrick();
   $("app").setAttribute("aria-busy", "false");
+}
+
+//: Every card's picture file (the same 40 codes in every deck style).
+const CARD_CODES = [..."A234567FCR"].flatMap((rank) => [..."cdsb"].map((suit) => rank + suit));
+let preloaded = null;
+function preload(deck) {
+  // the pictures of the whole deck, loaded once: a card played appears at once
+  if (preloaded === deck) return;
+  preloaded = deck;
+  for (const code of CARD_CODES) { const img = new Image(); img.src = `static/cards/${deck}/${code}.webp`; }
 }
 
 function closed(s) {
