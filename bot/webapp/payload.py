@@ -8,6 +8,7 @@ core's legal actions), grouped for drawing; their texts are the chat's (bot.rend
 
 from __future__ import annotations
 
+import functools
 import html
 import random
 import re
@@ -40,6 +41,13 @@ UI_KEYS = (
 )
 #: A computer's name as the chat writes it: "🤖 Computer 3 (normale)" (its level last).
 _LEVEL = re.compile(r"^(?P<name>.*?)\s*\((?P<level>[^()]+)\)$")
+
+
+@functools.cache
+def ui_texts(lang: str) -> dict[str, str]:
+    """The page's static texts in ``lang`` (the same for every state: built once)."""
+    return {**{key.split(".", 1)[1]: tr(lang, key) for key in UI_KEYS},
+            "no_bids": tr(lang, "table.no_bids")}
 
 
 def plain(text: str) -> str:
@@ -160,8 +168,7 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
         "status": row.status,
         "version": view.version,
         "lang": lang,
-        "ui": {**{key.split(".", 1)[1]: tr(lang, key) for key in UI_KEYS},
-               "no_bids": tr(lang, "table.no_bids")},
+        "ui": ui_texts(lang),
         "deck": pictures_of(style),
         "game": view.game,
         "players": view.players,
