@@ -109,13 +109,14 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
     prefs = match_prefs(row)
     style = view.options.deck_style.value
     names = seat_names(row, game, lang)
+    short = [_without_level(name) for name in names]  # (the level is on the seat's chip)
     seat_rows = {s.seat: s for s in row.seats}
     legal = set(view.legal)
     my_turn = seat is not None and view.current_seat == seat
     status = ""
     if view.phase != "over" and view.current_seat is not None:
         status = plain(tr(lang, "table.your_turn") if my_turn
-                       else tr(lang, "table.turn", name=texts.esc(names[view.current_seat])))
+                       else tr(lang, "table.turn", name=texts.esc(short[view.current_seat])))
     taken = [0] * view.players  # tricks each seat has taken in this smazzata
     for t in view.tricks:
         if t.winner is not None:
@@ -142,7 +143,7 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
     if view.tricks or view.scored_tricks:
         smazzata = view.smazzata if view.tricks else _scored_index(view)
         last_trick = trick_payload(
-            (view.tricks or view.scored_tricks)[-1], smazzata, [s["name"] for s in seats], lang)
+            (view.tricks or view.scored_tricks)[-1], smazzata, short, lang)
     info: list[str] = []
     if view.game == "chiamata" and view.phase == "play":
         info = [plain(line) for line in texts.contract_lines(lang, style, view, names)]
