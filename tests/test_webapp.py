@@ -526,6 +526,29 @@ async def test_chat_buttons_open_the_mini_app(tg: Any, tmp_path: Path) -> None:
         await bot.stop()
 
 
+async def test_a_local_telegram_script_is_served_to_the_page(tg: Any, tmp_path: Path) -> None:
+    """WEBAPP_TELEGRAM_JS naming a file (the tests' copy of Telegram's script): the page
+    loads it from the Mini App's own server; an address is used as it is."""
+    script = tmp_path / "telegram-web-app.js"
+    script.write_text("window.Telegram = {WebApp: {}};  // a copy of Telegram's script\n")
+    for telegram_js, src in ((str(script), "telegram-web-app.js"),
+                             ("https://telegram.org/js/telegram-web-app.js",
+                              "https://telegram.org/js/telegram-web-app.js")):
+        bot, url = await _webapp_bot(tg, tmp_path, webapp_telegram_js=telegram_js)
+        try:
+            async with aiohttp.ClientSession() as http:
+                async with http.get(url) as response:
+                    assert f'<script src="{src}"></script>' in await response.text()
+                async with http.get(url + "telegram-web-app.js") as response:
+                    if src == "telegram-web-app.js":
+                        assert response.status == 200
+                        assert await response.text() == script.read_text()
+                    else:
+                        assert response.status == 404
+        finally:
+            await bot.stop()
+
+
 async def test_without_webapp_url_no_button_and_no_server(tg: Any, tmp_path: Path) -> None:
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     anna = tg.add_user("Anna")

@@ -61,6 +61,11 @@ window.TelegramHost = function TelegramHost(frame, options) {
         break;
     }
   });
+  // the host page hidden or shown (a phone's app in the background): the app is told,
+  // as Telegram's clients tell it when they minimise it
+  document.addEventListener("visibilitychange", () => {
+    host.setVisible(document.visibilityState !== "hidden");
+  });
   // what the user does in Telegram's client around the app
   host.pressBack = () => send("back_button_pressed");
   host.setVisible = (visible) => send("visibility_changed", { is_visible: Boolean(visible) });
