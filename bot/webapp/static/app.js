@@ -283,8 +283,14 @@ function drawTrick(s) {
   // just taken stays TRICK_MS (or until the next lead), then goes to whoever took it
   const box = $("trick");
   const last = s.last_trick;
-  const fresh = last && last.key !== app.trickKey;
-  if (last) app.trickKey = last.key;
+  if (!last && app.trickKey === null) app.trickKey = "";  // (drawn once: none taken yet)
+  if (last && last.key !== app.trickKey) {
+    // a trick just taken: held until TRICK_MS from now, whatever else arrives meanwhile
+    // (calls, a redraw), unless a card of the next trick is played
+    // (not the trick a page finds taken when it opens)
+    app.holdUntil = app.trickKey === null ? 0 : Date.now() + TRICK_MS;
+    app.trickKey = last.key;
+  }
   clearTimeout(app.takeTimer);
   box.replaceChildren();
   box.className = "";
@@ -292,7 +298,8 @@ function drawTrick(s) {
   let plays = s.trick;
   let winner = null;
   let leader = s.leader;
-  if (!plays.length && last && fresh && s.phase !== "over") {
+  const hold = (app.holdUntil || 0) - Date.now();
+  if (!plays.length && last && hold > 0) {
     plays = last.plays;
     winner = last.winner;
     leader = last.leader;
@@ -324,7 +331,7 @@ function drawTrick(s) {
       $("trick-label").textContent = "";
       const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
       app.takeTimer = setTimeout(() => box.replaceChildren(), reduced ? 0 : 450);
-    }, TRICK_MS);
+    }, hold);
   }
   drawStock(s);
 }
