@@ -254,6 +254,14 @@ def test_a_phone_plays_a_smazzata_under_telegrams_script(
                 if mine and not shot["auction"]:
                     phone.shot(shots, "webapp-auction.png")
                     shot["auction"] = True
+                    # the other calls, one tap away: the hand stays in sight with them
+                    more = app.locator("#controls button.more")
+                    if more.count():
+                        more.click()
+                        app.locator("#controls .more-box").wait_for()
+                        _check_auction_fits(app.evaluate(BOXES))
+                        more.click()
+                        app.locator("#controls .more-box").wait_for(state="detached")
             if phase == "play" and 2 <= len(boxes["trick"]) <= 4 and not boxes["taken"] \
                     and not shot["half"]:
                 phone.shot(shots, "webapp.png")  # a trick half played

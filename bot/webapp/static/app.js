@@ -448,10 +448,13 @@ function drawControls(s) {
     box.append(row);
     for (const family of main) box.append(stepper(family));
     if (app.more && hidden) {
+      // (in a box of its own that scrolls: the hand stays in sight)
+      const more = el("div", "more-box");
       const rest = el("div", "calls more-calls");
       for (const call of [...ranks.slice(NEXT_CALLS), ...others]) rest.append(callButton(call, s));
-      if (rest.childElementCount) box.append(rest);
-      for (const family of extra) box.append(stepper(family));
+      if (rest.childElementCount) more.append(rest);
+      for (const family of extra) more.append(stepper(family));
+      box.append(more);
     }
   } else if (a.calls.length) {
     const row = el("div", "calls");
