@@ -608,6 +608,13 @@ def test_states_of_every_variant_show_only_the_seats_view(options: dict[str, Any
             payload = json.loads(json.dumps(state_payload(row, game, seat, "en")))
             assert cards_in(payload) <= visible_cards(game, seat), (seat, game.version)
             assert payload["deck"] == pictures_of(table.deck_style)
+            # each seat's tricks taken (a count, no points), the caller's contract
+            view = game.view(seat)
+            assert sum(s["tricks"] for s in payload["seats"]) == len(view.tricks)
+            assert all(set(s) >= {"tricks", "level", "contract"} and "points" not in s
+                       for s in payload["seats"])
+            assert [s["seat"] for s in payload["seats"] if s["contract"]] == (
+                [] if view.contract is None else [view.chiamante])
             # the last trick taken: what everyone saw
             if payload["last_trick"]:
                 assert {c for _, c in payload["last_trick"]["plays"]} <= public_cards(game)
