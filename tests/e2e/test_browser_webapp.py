@@ -174,6 +174,44 @@ def _check_auction_fits(boxes: dict[str, Any]) -> None:
         assert card["x"] >= 0 and card["x"] + card["w"] <= PHONE["width"] + 1, card
 
 
+#: The called card's corner of the felt: its box, the card's and its labels'.
+CORNER = """() => {
+  const rect = (e) => { const r = e.getBoundingClientRect();
+    return {x: r.left, y: r.top, w: r.width, h: r.height}; };
+  const box = document.getElementById('corner');
+  return {felt: rect(document.getElementById('felt')), box: rect(box),
+          card: rect(box.querySelector('.card')),
+          labels: [...box.querySelectorAll('.caption, .suit')].map(rect)};
+}"""
+
+#: Each visible button of the controls: whether its centre is on the screen and the
+#: button itself is what a tap there reaches (nothing covers it).
+REACHABLE = """() => [...document.querySelectorAll('#controls button')]
+  .filter((b) => b.offsetParent !== null).map((b) => {
+    const r = b.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    return {code: b.dataset.code || b.textContent,
+            onScreen: x >= 0 && x <= innerWidth && y >= 0 && y <= innerHeight,
+            reached: hit !== null && b.contains(hit)};
+  })"""
+
+
+def _check_corner(corner: dict[str, Any]) -> None:
+    """The called card's labels lie beside it, not on it, and the whole box is inside the
+    felt's curved edge (its rounded corners, 50% / 40%, less the 9 px wooden rim)."""
+    for label in corner["labels"]:
+        assert _overlap(label, corner["card"]) == 0, corner
+    felt, box = corner["felt"], corner["box"]
+    rx, ry = felt["w"] / 2, felt["h"] * 0.4
+    centre_x, centre_y = felt["x"] + rx, felt["y"] + felt["h"] - ry
+    for x in (box["x"], box["x"] + box["w"]):
+        y = box["y"] + box["h"]  # (its lower corners: the box is in the felt's lower part)
+        if y > centre_y:
+            assert ((x - centre_x) / (rx - 9)) ** 2 + ((y - centre_y) / (ry - 9)) ** 2 <= 1, \
+                corner
+
+
 def _overlay_trick(app: Any) -> dict[str, Any]:
     """The trick an overlay shows: (seat, card) in order and the seat lit as its taker."""
     result: dict[str, Any] = app.evaluate("""() => ({
@@ -266,6 +304,7 @@ def test_a_phone_plays_a_smazzata_under_telegrams_script(
                     and not shot["half"]:
                 phone.shot(shots, "webapp.png")  # a trick half played
                 shot["half"] = True
+                _check_corner(app.evaluate(CORNER))
             if boxes["taken"] and len(boxes["trick"]) == 5 and not shot["taken"] \
                     and app.locator("#overlay").is_hidden():
                 phone.shot(shots, "webapp-taken.png")  # a trick being taken
@@ -326,8 +365,28 @@ def test_a_phone_plays_a_smazzata_under_telegrams_script(
         assert {"type": "impact", "impact_style": "heavy"} in haptics, haptics
         assert haptics.count({"type": "impact", "impact_style": "medium"}) == 8, haptics
 
-        # the smazzata's end: the sheet over the next auction
-        app.locator('#overlay[data-kind="sheet"]').wait_for(timeout=15000)
+        # the next smazzata: at Anna's first call the sheet does not cover anything (it
+        # closes by itself on her turn, or does not open over it), it is one tap away
+        # on the lit 📋, and her controls and her whole hand are there to use
+        app.wait_for_function("() => document.body.dataset.phase === 'auction' && "
+                              "document.body.dataset.myTurn === '1' && "
+                              "!document.getElementById('sheet-button').hidden",
+                              timeout=15000)
+        app.wait_for_timeout(2500)  # (after the last trick's 1.5 s and the sheet's moment)
+        assert app.evaluate("() => document.body.dataset.myTurn") == "1"
+        assert app.locator("#overlay").is_hidden()
+        assert not phone.host("backVisible")
+        assert "fresh" in (app.locator("#sheet-button").get_attribute("class") or "")
+        reachable = app.evaluate(REACHABLE)
+        assert len(reachable) >= 2 and all(b["onScreen"] and b["reached"] for b in reachable), \
+            reachable
+        app.locator('#controls button[data-code="P"]').click(trial=True, timeout=3000)
+        app.locator("#controls button.call").first.click(trial=True, timeout=3000)
+        _check_auction_fits(app.evaluate(BOXES))
+        # the sheet, from 📋 (and nothing moves while it is open: Anna is in turn)
+        app.locator("#sheet-button").click()
+        app.locator('#overlay[data-kind="sheet"]').wait_for(timeout=5000)
+        assert "fresh" not in (app.locator("#sheet-button").get_attribute("class") or "")
         sides = app.locator("table.sides .points").all_text_contents()
         assert sum(int(p.split()[0]) for p in sides) == 120, sides
         assert app.locator("table.changes tr").count() == 5

@@ -558,6 +558,7 @@ function drawTexts(s) {
   sheet.textContent = "📋";
   sheet.title = s.sheet ? s.sheet.title : "";
   sheet.hidden = !s.sheet;
+  if (!s.sheet) sheet.classList.remove("fresh");
 }
 
 // ------------------------------------------------------------------ overlays
@@ -613,6 +614,7 @@ function showLastTrick() {
 function showSheet(sheet) {
   const s = app.state;
   app.sheetSeen = sheet.smazzata;
+  $("sheet-button").classList.remove("fresh");
   const body = [];
   const table = el("table", "sides");
   for (const side of sheet.sides) {
@@ -714,7 +716,15 @@ function show(s) {
   drawControls(s);
   drawHand(s);
   drawScores(s);
-  if (s.my_turn && !app.wasMyTurn) haptic("impact", "heavy");  // your turn
+  if (s.my_turn && !app.wasMyTurn) {
+    haptic("impact", "heavy");  // your turn
+    // nothing may cover the controls or the hand on a turn: the sheet, the review or
+    // the last trick closes (each stays one tap away: 📋, 🂠)
+    if (app.overlay) {
+      if (app.overlay !== "last") $("sheet-button").classList.add("fresh");
+      closeOverlayAll();
+    }
+  }
   app.wasMyTurn = s.my_turn;
   // a smazzata just ended: its sheet, once (the first state of a session only marks it)
   if (s.sheet && s.sheet.smazzata !== app.sheetSeen) {
@@ -723,7 +733,12 @@ function show(s) {
     if (!first && (s.phase === "auction" || s.phase === "over")) {
       // after the last trick has been seen taken
       const wait = document.body.dataset.taking === "1" ? TRICK_MS + 500 : 0;
-      setTimeout(() => { if (!app.overlay) showSheet(sheet); }, wait);
+      // (not over a turn of the viewer's: then the 📋 button is lit instead)
+      setTimeout(() => {
+        if (app.overlay) return;
+        if (app.state && app.state.my_turn) $("sheet-button").classList.add("fresh");
+        else showSheet(sheet);
+      }, wait);
     }
   }
   if (app.overlay === "last" && s.last_trick) showLastTrick();
