@@ -180,6 +180,7 @@ class Game:
         "rng",
         "rules",
         "scored_count",
+        "scored_tricks",
         "side_of",
         "smazzata_index",
         "socio",
@@ -230,6 +231,9 @@ class Game:
         self.dealer = 0
         self._phase = _AUCTION
         self.last_score: SmazzataScored | None = None
+        #: The tricks of the last smazzata scored (public: every card was played face
+        #: up), kept through the next smazzata: the last trick taken and the review.
+        self.scored_tricks: list[TrickWon] = []
         self.final: MatchOver | None = None
         #: R80/R81 parsed once (the options are fixed for the match).
         self._match_end = (options.match_end_kind, options.match_end_n)
@@ -860,6 +864,7 @@ class Game:
         self.totals = [event.wins[side] for side in self.side_of]
         self.scored_count += 1
         self.last_briscola = event
+        self.scored_tricks = list(self.tricks)
 
     def _fold_card_played(self, event: CardPlayed) -> None:
         seat, card = event.seat, event.card
@@ -942,6 +947,7 @@ class Game:
         self.totals = list(event.totals)
         self.scored_count += 1
         self.last_score = event
+        self.scored_tricks = list(self.tricks)
 
     def _fold_match_over(self, event: MatchOver) -> None:
         self.final = event
@@ -1133,6 +1139,20 @@ _TRANSITIONS: dict[type, Callable[[Game, int, Action], None]] = {
 }
 
 
+def _trick_views(tricks: Sequence[TrickWon], n: int) -> tuple[TrickView, ...]:
+    """Tricks taken as the table saw them: who played what, in order, and who took it."""
+    return tuple(
+        TrickView(
+            t.trick,
+            t.leader,
+            tuple(((t.leader + i) % n, c) for i, c in enumerate(t.cards)),
+            t.seat,
+            t.points,
+        )
+        for t in tricks
+    )
+
+
 def build_view(game: Game, seat: int | None) -> View:
     """What ``seat`` may know of ``game`` (``None``: a spectator); see :mod:`game.view`."""
     n = game.n
@@ -1167,16 +1187,7 @@ def build_view(game: Game, seat: int | None) -> View:
         partner = (me + 2) % 4
         partner_hand = tuple(game.hands[partner])
         side_points = game.captured[me] + game.captured[partner]
-    tricks = tuple(
-        TrickView(
-            t.trick,
-            t.leader,
-            tuple(((t.leader + i) % n, c) for i, c in enumerate(t.cards)),
-            t.seat,
-            t.points,
-        )
-        for t in game.tricks
-    )
+    tricks = _trick_views(game.tricks, n)
     current = tuple(((game.leader + i) % n, c) for i, c in enumerate(game.trick))
     legal: tuple[str, ...] = ()
     if own:
@@ -1213,6 +1224,7 @@ def build_view(game: Game, seat: int | None) -> View:
         leader=game.leader,
         current_trick=current,
         tricks=tricks,
+        scored_tricks=_trick_views(game.scored_tricks, n) if game.scored_tricks else (),
         played=tuple(tuple(p) for p in game.played_by),
         totals=tuple(game.totals),
         legal=legal,

@@ -99,3 +99,7 @@ class View:
     #: The viewer's obbligato ranks it may call at its turns for the rest of this
     #: auction (:meth:`Game.obbligato_options`), known out of turn too; else empty.
     obbligato_ranks: tuple[str, ...] = ()
+    #: The tricks of the last smazzata scored (``last_scored``/``last_briscola``), as
+    #: everyone saw them played; kept through the next smazzata, empty before the first
+    #: score. Public: every card of a trick is played face up.
+    scored_tricks: tuple[TrickView, ...] = ()

@@ -86,8 +86,9 @@ def bot_environment(tg: FakeTelegram, database_url: str, web_app_port: int | Non
                     host: str = "127.0.0.1") -> dict[str, str]:
     """The bot's environment: the caller's, pointed at the local server; with
     ``web_app_port`` the bot serves its Mini App there, plain HTTP on the sandbox's own
-    ``host`` (whoever may open the sandbox may open its Mini App), with the stand-in for
-    Telegram's telegram-web-app.js. Its address stays 127.0.0.1 (the bot takes plain HTTP
+    ``host`` (whoever may open the sandbox may open its Mini App), with Telegram's
+    telegram-web-app.js where ``WEBAPP_TELEGRAM_JS`` points at it, else the stand-in. Its
+    address stays 127.0.0.1 (the bot takes plain HTTP
     for loopback only): the sandbox page swaps in the host it was opened at."""
     env = dict(os.environ)
     env.update(
@@ -103,7 +104,9 @@ def bot_environment(tg: FakeTelegram, database_url: str, web_app_port: int | Non
             WEBAPP_LISTEN=host or "0.0.0.0",
             WEBAPP_PORT=str(web_app_port),
             WEBAPP_SHORT_NAME=WEB_APP_SHORT_NAME,
-            WEBAPP_TELEGRAM_JS="static/stand-in.js",
+            # Telegram's own script where the caller has it (scripts/telegram-js fetches
+            # it from npm); else the stand-in
+            WEBAPP_TELEGRAM_JS=env.get("WEBAPP_TELEGRAM_JS") or "static/stand-in.js",
         )
     return env
 

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
+import pytest
 
 import sandbox
 from bot.webapp.auth import validate_init_data
@@ -76,11 +77,17 @@ async def test_the_sandbox_opens_the_mini_app_with_signed_init_data(
         await page.stop()
 
 
-def test_the_sandbox_bot_serves_its_mini_app_on_loopback(tg: Any) -> None:
+def test_the_sandbox_bot_serves_its_mini_app_on_loopback(
+        tg: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WEBAPP_TELEGRAM_JS", raising=False)
     env = bot_environment(tg, "sqlite:///x.db", web_app_port=8399)
     assert env["WEBAPP_URL"] == "http://127.0.0.1:8399/" and env["WEBAPP_PORT"] == "8399"
     assert env["WEBAPP_LISTEN"] == "127.0.0.1"
-    assert env["WEBAPP_TELEGRAM_JS"] == "static/stand-in.js"
+    assert env["WEBAPP_TELEGRAM_JS"] == "static/stand-in.js"  # (the offline fallback)
+    # Telegram's own script where the caller has one (scripts/telegram-js)
+    monkeypatch.setenv("WEBAPP_TELEGRAM_JS", "/srv/telegram-web-app.js")
+    env = bot_environment(tg, "sqlite:///x.db", web_app_port=8399)
+    assert env["WEBAPP_TELEGRAM_JS"] == "/srv/telegram-web-app.js"
 
 
 def test_the_sandbox_mini_app_follows_the_sandbox_host(tg: Any) -> None:

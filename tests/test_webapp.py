@@ -194,7 +194,7 @@ def visible_cards(game: Game, seat: int | None) -> set[str]:
     hand after R107, the cards the chiamante may name)."""
     view = game.view(seat)
     cards = set(view.hand) | {c for _, c in view.current_trick}
-    cards |= {c for t in view.tricks for _, c in t.plays}
+    cards |= {c for t in (*view.tricks, *view.scored_tricks) for _, c in t.plays}
     cards |= {c for played in view.played for c in played}
     cards |= {c for c in (view.called_card, view.face_up) if c is not None}
     cards |= set(view.partner_hand or ())
@@ -213,7 +213,31 @@ def cards_in(payload: dict[str, Any]) -> set[str]:
     found |= {c for c in (payload["called"], payload["face_up"]) if c}
     found |= set(payload["partner_hand"] or ())
     found |= set(payload["actions"]["name_cards"])
+    if payload["sheet"] and payload["sheet"].get("called"):
+        found.add(payload["sheet"]["called"])
     assert set(payload["card_names"]) == found  # (the pictures' alt texts)
+    _only_codes_in(payload, found)
+    return found
+
+
+def public_cards(game: Game) -> set[str]:
+    """The cards every player saw (what the group's view shows of played tricks)."""
+    view = game.view(None)
+    return {card_code(c) for t in (*view.tricks, *view.scored_tricks) for _, c in t.plays}
+
+
+def review_cards(review: dict[str, Any]) -> set[str]:
+    """The cards a review shows (its tricks and the called card), checked against its
+    alt texts and for codes hidden elsewhere in it."""
+    found = {c for t in review["tricks"] for _, c in t["plays"]}
+    if review["sheet"] and review["sheet"].get("called"):
+        found.add(review["sheet"]["called"])
+    assert set(review["card_names"]) == found
+    _only_codes_in(review, found)
+    return found
+
+
+def _only_codes_in(payload: dict[str, Any], found: set[str]) -> None:
     # and no card code hidden anywhere else in the payload
     def walk(value: Any) -> None:
         if isinstance(value, dict):
@@ -225,7 +249,6 @@ def cards_in(payload: dict[str, Any]) -> set[str]:
         elif isinstance(value, str) and CARD.match(value):
             assert value in found, value
     walk(payload)
-    return found
 
 
 async def test_whole_smazzate_through_the_api_show_each_user_only_their_view(
@@ -301,6 +324,34 @@ async def test_whole_smazzate_through_the_api_show_each_user_only_their_view(
             await asyncio.sleep(0.3)
             for client in clients.values():
                 await client.close()
+            # the review of each smazzata: the tricks the stored actions played, in
+            # order, the same for a seat and for the group; nothing but played cards
+            stored = [a for a in await repo.load_actions(bot.rt.db, gid)
+                      if a.code.startswith("c")]
+            final = bot.rt.service.game_of(row)
+            per_smazzata = final.n * final.rules.tricks
+            for smazzata in (0, 1):
+                plays = [[a.seat, a.code[1:]] for a in
+                         stored[smazzata * per_smazzata:(smazzata + 1) * per_smazzata]]
+                reviews = []
+                for client in (clients[anna.id], watcher):
+                    response = await http.get(url + "api/review", params={
+                        "token": client.token, "smazzata": str(smazzata), "lang": "it"})
+                    assert response.status == 200, await response.text()
+                    reviews.append(await response.json())
+                assert reviews[0] == reviews[1]
+                review = reviews[0]
+                assert len(review["tricks"]) == final.rules.tricks
+                assert [p for t in review["tricks"] for p in t["plays"]] == plays
+                for t in review["tricks"]:
+                    assert t["plays"][0][0] == t["leader"]
+                review_cards(review)
+                assert review["sheet"]["smazzata"] == smazzata
+            response = await http.get(url + "api/review", params={
+                "token": watcher.token, "smazzata": "2"})
+            assert response.status == 404  # never played
+            response = await http.get(url + "api/review", params={"smazzata": "0"})
+            assert response.status == 401
         assert moves > 16
         assert row.status == "finished"
         # every state pushed to each user: only what their seat's view showed
@@ -475,6 +526,29 @@ async def test_chat_buttons_open_the_mini_app(tg: Any, tmp_path: Path) -> None:
         await bot.stop()
 
 
+async def test_a_local_telegram_script_is_served_to_the_page(tg: Any, tmp_path: Path) -> None:
+    """WEBAPP_TELEGRAM_JS naming a file (the tests' copy of Telegram's script): the page
+    loads it from the Mini App's own server; an address is used as it is."""
+    script = tmp_path / "telegram-web-app.js"
+    script.write_text("window.Telegram = {WebApp: {}};  // a copy of Telegram's script\n")
+    for telegram_js, src in ((str(script), "telegram-web-app.js"),
+                             ("https://telegram.org/js/telegram-web-app.js",
+                              "https://telegram.org/js/telegram-web-app.js")):
+        bot, url = await _webapp_bot(tg, tmp_path, webapp_telegram_js=telegram_js)
+        try:
+            async with aiohttp.ClientSession() as http:
+                async with http.get(url) as response:
+                    assert f'<script src="{src}"></script>' in await response.text()
+                async with http.get(url + "telegram-web-app.js") as response:
+                    if src == "telegram-web-app.js":
+                        assert response.status == 200
+                        assert await response.text() == script.read_text()
+                    else:
+                        assert response.status == 404
+        finally:
+            await bot.stop()
+
+
 async def test_without_webapp_url_no_button_and_no_server(tg: Any, tmp_path: Path) -> None:
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     anna = tg.add_user("Anna")
@@ -512,13 +586,13 @@ def test_states_of_every_variant_show_only_the_seats_view(options: dict[str, Any
     """Whole matches of each variant, random legal moves: every state built for each seat
     (and for the group) holds only what that seat's view shows."""
     from bot.prefs import Prefs
-    from bot.webapp.payload import state_payload
+    from bot.webapp.payload import replay_to_smazzata, review_payload, state_payload
     from game import TableOptions
     from storage import GameRow, SeatRow
 
     table = TableOptions(**{"match_end": "hands:2", "briscola_match": "rounds:2", **options})
     rng = random.Random(5)
-    game = Game.new(table, rng=random.Random(11))
+    game = Game.new(table, rng=random.Random(1))  # (seed 1: the row's)
     humans = [n for n in range(game.n) if n != game.morto]
     row = GameRow(
         game_id=1, chat_id=-5, thread_id=0, status="playing", creator_id=1,
@@ -527,15 +601,47 @@ def test_states_of_every_variant_show_only_the_seats_view(options: dict[str, Any
         finished_at=None,
         seats=tuple(SeatRow.human(n, 100 + n, f"P{n}") for n in humans),
     )
-    states = 0
-    while not game.is_over():
+    states = reviews = 0
+    actions: list[tuple[int, str]] = []
+    while not game.is_over() or not reviews:
         for seat in (*humans, None):
             payload = json.loads(json.dumps(state_payload(row, game, seat, "en")))
             assert cards_in(payload) <= visible_cards(game, seat), (seat, game.version)
             assert payload["deck"] == pictures_of(table.deck_style)
+            # each seat's tricks taken (a count, no points), the caller's contract
+            view = game.view(seat)
+            assert sum(s["tricks"] for s in payload["seats"]) == len(view.tricks)
+            assert all(set(s) >= {"tricks", "level", "contract"} and "points" not in s
+                       for s in payload["seats"])
+            assert [s["seat"] for s in payload["seats"] if s["contract"]] == (
+                [] if view.contract is None else [view.chiamante])
+            # the last trick taken: what everyone saw
+            if payload["last_trick"]:
+                assert {c for _, c in payload["last_trick"]["plays"]} <= public_cards(game)
             states += 1
+        if game.is_over():
+            break
         turn = game.current_seat()
         assert turn is not None
         action = rng.choice(game.legal_actions(turn))
+        scored = game.scored_count
         game.apply(turn, action)
-    assert states > 100
+        actions.append((turn, action.code))
+        if game.scored_count == scored:
+            continue
+        # the review of the smazzata just scored, replayed from the actions: its tricks
+        # are the ones everyone saw played, for every seat alike
+        last = game.last_briscola if table.game == "briscola" else game.last_score
+        assert last is not None
+        replayed = replay_to_smazzata(table, 1, actions, last.smazzata)
+        assert replayed is not None and replayed.to_json() == game.to_json()
+        shown = [json.loads(json.dumps(review_payload(row, replayed, seat, "en")))
+                 for seat in (*humans, None)]
+        assert all(r == shown[-1] for r in shown)
+        review = shown[-1]
+        called = getattr(last, "called_card", None)
+        assert review_cards(review) <= public_cards(game) | (
+            {card_code(called)} if called is not None else set())
+        assert [len(t["plays"]) for t in review["tricks"]] == [game.n] * game.rules.tricks
+        reviews += 1
+    assert states > 100 and reviews == game.scored_count >= 2

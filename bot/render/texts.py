@@ -457,21 +457,25 @@ def any_result_text(
     return result_text(lang, style, ev, names, over, morto)
 
 
+def scored_contract_text(lang: str, style: str, ev: SmazzataScored) -> str:
+    """The contract of a scored smazzata in words ("2 a 70", "Asso")."""
+    rank = "" if ev.rank is None else RANK_CODES[ev.rank]
+    if ev.contract == "carichi":
+        return tr(lang, "bid.carichi")
+    if ev.contract == "punti":
+        return tr(lang, "bid.points", points=ev.points)
+    if ev.contract == "rank":
+        return rank_name(style, rank)
+    if ev.contract == "two":
+        return tr(lang, "bid.two", points=ev.points)
+    return tr(lang, "bid.obbligato", rank=rank_name(style, rank), points=ev.points)
+
+
 def result_text(
     lang: str, style: str, ev: SmazzataScored, names: Sequence[str], over: bool = False,
     morto: int | None = None,
 ) -> str:
-    rank = "" if ev.rank is None else RANK_CODES[ev.rank]
-    if ev.contract == "carichi":
-        contract = tr(lang, "bid.carichi")
-    elif ev.contract == "punti":
-        contract = tr(lang, "bid.points", points=ev.points)
-    elif ev.contract == "rank":
-        contract = rank_name(style, rank)
-    elif ev.contract == "two":
-        contract = tr(lang, "bid.two", points=ev.points)
-    else:
-        contract = tr(lang, "bid.obbligato", rank=rank_name(style, rank), points=ev.points)
+    contract = scored_contract_text(lang, style, ev)
     lines = [tr(lang, "result.head", n=ev.smazzata + 1)]
     lines.append(tr(lang, "result.chiamante", name=_name(names, ev.chiamante), contract=contract))
     if ev.contract == "carichi":

@@ -8,8 +8,11 @@ core's legal actions), grouped for drawing; their texts are the chat's (bot.rend
 
 from __future__ import annotations
 
+import functools
 import html
+import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from bot.i18n import tr, trn
@@ -18,8 +21,10 @@ from bot.render.keyboards import COSTLY_PREFIXES
 from bot.service import match_prefs
 from bot.tables.render import seat_names
 from bot.webapp.decks import pictures_of
-from game import Game, View
+from game import Game, TableOptions, View, parse_action
 from game.cards import card_code, parse_card
+from game.events import BriscolaScored, SmazzataScored
+from game.view import TrickView
 from storage import GameRow
 
 _TAG = re.compile(r"<[^>]+>")
@@ -28,8 +33,21 @@ UI_KEYS = (
     "webapp.title", "webapp.hand", "webapp.auction", "webapp.scores", "webapp.briscola",
     "webapp.called", "webapp.face_up", "webapp.partner_hand", "webapp.declare",
     "webapp.name_card", "webapp.spectator", "webapp.offline", "webapp.over",
-    "webapp.confirm", "webapp.dealer",
+    "webapp.confirm", "webapp.dealer", "webapp.last_trick", "webapp.led", "webapp.review",
+    "webapp.caller_side", "webapp.caller_alone", "webapp.others", "webapp.card_points",
+    "webapp.contract", "webapp.made", "webapp.failed", "webapp.multiplier",
+    "webapp.changes", "webapp.more_calls", "webapp.close", "webapp.side_won", "webapp.draw",
+    "webapp.tricks_taken", "webapp.trick_n",
 )
+#: A computer's name as the chat writes it: "🤖 Computer 3 (normale)" (its level last).
+_LEVEL = re.compile(r"^(?P<name>.*?)\s*\((?P<level>[^()]+)\)$")
+
+
+@functools.cache
+def ui_texts(lang: str) -> dict[str, str]:
+    """The page's static texts in ``lang`` (the same for every state: built once)."""
+    return {**{key.split(".", 1)[1]: tr(lang, key) for key in UI_KEYS},
+            "no_bids": tr(lang, "table.no_bids")}
 
 
 def plain(text: str) -> str:
@@ -91,31 +109,41 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
     prefs = match_prefs(row)
     style = view.options.deck_style.value
     names = seat_names(row, game, lang)
+    short = [_without_level(name) for name in names]  # (the level is on the seat's chip)
     seat_rows = {s.seat: s for s in row.seats}
     legal = set(view.legal)
     my_turn = seat is not None and view.current_seat == seat
     status = ""
     if view.phase != "over" and view.current_seat is not None:
         status = plain(tr(lang, "table.your_turn") if my_turn
-                       else tr(lang, "table.turn", name=texts.esc(names[view.current_seat])))
+                       else tr(lang, "table.turn", name=texts.esc(short[view.current_seat])))
+    taken = [0] * view.players  # tricks each seat has taken in this smazzata
+    for t in view.tricks:
+        if t.winner is not None:
+            taken[t.winner] += 1
+    contract = texts.contract_text(lang, style, view) if view.contract is not None else None
     seats = []
     for n in range(view.players):
         s = seat_rows.get(n)
+        computer = s is not None and not s.is_human
+        level = _LEVEL.match(names[n]) if computer else None
         seats.append({
-            "seat": n, "name": names[n], "you": n == seat, "dealer": n == view.dealer,
+            "seat": n, "name": level["name"] if level else names[n],
+            "level": level["level"] if level else None, "you": n == seat,
+            "dealer": n == view.dealer,
             "turn": n == view.current_seat, "cards": view.hand_sizes[n],
+            "tricks": taken[n],
             "total": view.totals[n] if n < len(view.totals) else 0,
-            "computer": s is not None and not s.is_human, "away": bool(s and s.away),
+            "computer": computer, "away": bool(s and s.away),
             "morto": n == view.morto, "chiamante": n == view.chiamante,
+            "contract": contract if n == view.chiamante else None,
             "socio": view.socio is not None and n == view.socio and not view.solo,
         })
     last_trick = None
-    if view.tricks:
-        t = view.tricks[-1]
-        winner = "?" if t.winner is None else texts.esc(names[t.winner])
-        last_trick = {"winner": t.winner, "plays": [[s, card_code(c)] for s, c in t.plays],
-                      "text": plain(tr(lang, "table.last_trick", n=t.trick + 1,
-                                       name=winner)).rstrip(":")}
+    if view.tricks or view.scored_tricks:
+        smazzata = view.smazzata if view.tricks else _scored_index(view)
+        last_trick = trick_payload(
+            (view.tricks or view.scored_tricks)[-1], smazzata, short, lang)
     info: list[str] = []
     if view.game == "chiamata" and view.phase == "play":
         info = [plain(line) for line in texts.contract_lines(lang, style, view, names)]
@@ -141,8 +169,7 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
         "status": row.status,
         "version": view.version,
         "lang": lang,
-        "ui": {**{key.split(".", 1)[1]: tr(lang, key) for key in UI_KEYS},
-               "no_bids": tr(lang, "table.no_bids")},
+        "ui": ui_texts(lang),
         "deck": pictures_of(style),
         "game": view.game,
         "players": view.players,
@@ -153,8 +180,10 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
         "status_line": status,
         "my_turn": my_turn,
         "deadline": row.turn_deadline if prefs.turn_timeout and not game.is_over() else None,
+        "turn_seconds": prefs.turn_timeout or None,
         "seats": seats,
         "trick": [[s, card_code(c)] for s, c in view.current_trick],
+        "leader": view.leader if view.phase == "play" else None,
         "last_trick": last_trick,
         "trump": None if view.trump is None else texts.suit_name(style, view.trump),
         "called": None if view.called_card is None else card_code(view.called_card),
@@ -167,8 +196,86 @@ def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict
         "partner_hand": None if view.partner_hand is None else _cards(view.partner_hand),
         "actions": _actions(lang, style, view),
         "result": _result(lang, style, view, names),
+        "sheet": sheet_payload(view, names, lang),
         "final": final,
     }, lang, style)
+
+
+def _without_level(name: str) -> str:
+    """A computer's name without its level ("🤖 Computer 3")."""
+    found = _LEVEL.match(name) if name.startswith("🤖") else None
+    return found["name"] if found else name
+
+
+def _scored_index(view: View) -> int | None:
+    """The index of the last smazzata scored (that ``view.scored_tricks`` are of)."""
+    last = view.last_briscola if view.game == "briscola" else view.last_scored
+    return None if last is None else last.smazzata
+
+
+def trick_payload(t: TrickView, smazzata: int | None, names: list[str],
+                  lang: str) -> dict[str, Any]:
+    """One trick taken, as the table saw it: who led, who played what, who took it."""
+    winner = "?" if t.winner is None else names[t.winner]
+    return {"key": f"{smazzata}.{t.trick}", "trick": t.trick, "leader": t.leader,
+            "winner": t.winner, "plays": [[s, card_code(c)] for s, c in t.plays],
+            "text": plain(tr(lang, "webapp.took", name=winner))}
+
+
+def sheet_payload(view: View, names: list[str], lang: str) -> dict[str, Any] | None:
+    """The last smazzata's score sheet, from the core's scored event: the sides, their
+    card points, the contract, made or not, the multiplier, each seat's change."""
+    style = view.options.deck_style.value
+    if view.game == "briscola":
+        b = view.last_briscola
+        if b is None:
+            return None
+        return {
+            "smazzata": b.smazzata, "title": plain(tr(lang, "webapp.sheet", n=b.smazzata + 1)),
+            "sides": [{"seats": list(side), "points": points, "won": b.winner == k,
+                       "wins": b.wins[k]}
+                      for k, (side, points) in enumerate(zip(b.sides, b.points, strict=True))],
+            "draw": b.winner is None, "contract": None, "made": None, "multiplier": None,
+            "changes": [],
+        }
+    ev = view.last_scored
+    if ev is None:
+        return None
+    callers = [ev.chiamante] + ([ev.socio] if ev.socio is not None else [])
+    others = [n for n in range(view.players) if n not in callers and n != view.morto]
+    return {
+        "smazzata": ev.smazzata, "title": plain(tr(lang, "webapp.sheet", n=ev.smazzata + 1)),
+        "sides": [
+            {"seats": callers, "points": ev.caller_points, "won": ev.won, "callers": True},
+            {"seats": others, "points": 120 - ev.caller_points, "won": not ev.won},
+        ],
+        "contract": plain(texts.scored_contract_text(lang, style, ev)),
+        "called": None if ev.called_card is None else card_code(ev.called_card),
+        "target": ev.target, "made": ev.won, "multiplier": ev.multiplier,
+        "cappotto": ev.cappotto,
+        "changes": [{"seat": n, "delta": ev.deltas[n], "total": ev.totals[n]}
+                    for n in range(view.players) if n != view.morto],
+    }
+
+
+def review_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict[str, Any]:
+    """The review of the smazzata ``game`` has just scored (:func:`replay_to_smazzata`):
+    its tricks as the table saw them, and its sheet, from the core's view of ``seat``."""
+    view = game.view(seat)
+    names = [_without_level(name) for name in seat_names(row, game, lang)]
+    scored: SmazzataScored | BriscolaScored | None = (
+        view.last_briscola if view.game == "briscola" else view.last_scored)
+    smazzata = None if scored is None else scored.smazzata
+    style = view.options.deck_style.value
+    tricks = [trick_payload(t, smazzata, names, lang) for t in view.scored_tricks]
+    codes = {c for t in tricks for _, c in t["plays"]}
+    sheet = sheet_payload(view, names, lang)
+    if sheet and sheet.get("called"):
+        codes.add(sheet["called"])
+    return {"type": "review", "smazzata": smazzata, "tricks": tricks, "sheet": sheet,
+            "names": names,
+            "card_names": {code: texts.card_name(lang, style, parse_card(code))
+                           for code in sorted(codes)}}
 
 
 def with_card_names(payload: dict[str, Any], lang: str, style: str) -> dict[str, Any]:
@@ -177,6 +284,8 @@ def with_card_names(payload: dict[str, Any], lang: str, style: str) -> dict[str,
     codes = {h["card"] for h in payload["hand"]} | {c for _, c in payload["trick"]}
     if payload["last_trick"]:
         codes |= {c for _, c in payload["last_trick"]["plays"]}
+    if payload["sheet"] and payload["sheet"].get("called"):
+        codes.add(payload["sheet"]["called"])
     codes |= {c for c in (payload["called"], payload["face_up"]) if c}
     codes |= set(payload["partner_hand"] or ()) | set(payload["actions"]["name_cards"])
     payload["card_names"] = {code: texts.card_name(lang, style, parse_card(code))
@@ -188,3 +297,21 @@ def closed_payload(row: GameRow, lang: str) -> dict[str, Any]:
     """A table that is no longer played (cancelled before its end)."""
     return {"type": "closed", "table": row.game_id, "status": row.status,
             "text": plain(tr(lang, "table.cancelled"))}
+
+
+def replay_to_smazzata(options: TableOptions, seed: int,
+                       actions: Sequence[tuple[int, str]], smazzata: int) -> Game | None:
+    """The match replayed from its seed and stored actions through the core (every action
+    verified again), stopped when smazzata ``smazzata`` is scored; None if it never was."""
+    game = Game.new(options, random.Random(seed))
+    briscola = game.rules.game == "briscola"
+    for seat, code in actions:
+        scored = game.scored_count
+        game.apply(seat, parse_action(code))
+        if game.scored_count != scored:
+            last = game.last_briscola if briscola else game.last_score
+            if last is not None and last.smazzata == smazzata:
+                return game
+            if last is not None and last.smazzata > smazzata:
+                return None
+    return None

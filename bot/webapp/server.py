@@ -3,7 +3,8 @@
 Routes:
 
 * ``GET /`` — the page (``static/index.html``; Telegram's ``telegram-web-app.js``, or the
-  stand-in the sandbox and the tests use, from ``WEBAPP_TELEGRAM_JS``);
+  stand-in the sandbox falls back to, from ``WEBAPP_TELEGRAM_JS``; a local file there,
+  e.g. the tests' copy of Telegram's script, is served at ``/telegram-web-app.js``);
 * ``POST /api/session`` ``{"init_data": …, "table": …}`` — validates Telegram's
   ``initData`` (:mod:`bot.webapp.auth`), finds the table (``table``, else the direct link's
   ``start_param``, else the user's running match) and checks the user may see it (seated,
@@ -14,6 +15,9 @@ Routes:
   them nothing per move); the page closes it when Telegram says it is inactive or it is
   hidden. A stream closed by the client is noticed within :data:`PRESENCE_POLL_SECONDS`
   (the transport is checked; a keep-alive alone would take 15 s);
+* ``GET /api/review?token=…&smazzata=N`` — the review of a smazzata played to its end:
+  its tricks and its sheet, replayed from the stored actions through the core (only what
+  every player saw: :func:`bot.webapp.payload.review_payload`);
 * ``POST /api/move`` ``{"version": N, "code": "cAd"}`` (``Authorization: Bearer``) — the
   move goes through the same path as a button press (``Tables.human_action``: version
   check, game lock, one transaction), then the chat is redrawn as after a press.
@@ -43,7 +47,7 @@ from bot.presence import Presence
 from bot.service import GameService, Refused, match_prefs
 from bot.webapp.auth import AuthError, Grant, Tokens, WebAppUser, validate_init_data
 from bot.webapp.hub import Connection, Hub, sse
-from bot.webapp.payload import closed_payload, state_payload
+from bot.webapp.payload import closed_payload, replay_to_smazzata, review_payload, state_payload
 from game import Game
 from storage import GameRow, StorageUnavailable, repo
 
@@ -128,6 +132,12 @@ class WebAppServer:
         #: Sessions opened per address (behind a proxy every user shares one: generous;
         #: each user has the ``limits`` bucket too once their initData is valid).
         self.address_limits = RateLimit(burst=200, rate=50)
+        #: Telegram's script from a file here (the tests' copy of npm's @twa-dev/sdk):
+        #: served at /telegram-web-app.js; else ``telegram_js`` is the script's address.
+        self._telegram_file = Path(telegram_js) if telegram_js.endswith(".js") and \
+            Path(telegram_js).is_file() else None
+        if self._telegram_file is not None:
+            telegram_js = "telegram-web-app.js"
         self._index = (STATIC_DIR / "index.html").read_text(encoding="utf-8").replace(
             "{{telegram_js}}", telegram_js)
         self._runner: web.AppRunner | None = None
@@ -149,7 +159,10 @@ class WebAppServer:
         app.router.add_get("/api/events", self._events)
         app.router.add_get("/api/state", self._state)
         app.router.add_post("/api/move", self._move)
+        app.router.add_get("/api/review", self._review)
         app.router.add_static("/static/", STATIC_DIR)
+        if self._telegram_file is not None:
+            app.router.add_get("/telegram-web-app.js", self._telegram_script)
         return app
 
     async def start(self, host: str, port: int) -> int:
@@ -259,6 +272,11 @@ class WebAppServer:
         return web.Response(text=self._index, content_type="text/html",
                             headers={"Cache-Control": "no-cache"})
 
+    async def _telegram_script(self, request: web.Request) -> web.FileResponse:
+        assert self._telegram_file is not None
+        return web.FileResponse(self._telegram_file, headers={
+            "Content-Type": "application/javascript", "Cache-Control": "no-cache"})
+
     async def _session(self, request: web.Request) -> web.Response:
         if not self.address_limits.allow(request.remote):
             raise ApiError(429, "webapp.too_many")
@@ -366,6 +384,26 @@ class WebAppServer:
                 transport = request.transport
                 if transport is None or transport.is_closing():
                     conn.close()
+
+    async def _review(self, request: web.Request) -> web.Response:
+        grant = self._grant(request)
+        self._limit(("user", grant.user_id))
+        lang = request[LANG] if request[LANG] in LANGUAGES else self.default_language
+        wanted = request.query.get("smazzata", "")
+        if not _TABLE.fullmatch(wanted):
+            raise ApiError(400, "webapp.bad_request")
+        row = await self.service.latest(grant.game_id)
+        if row is None or row.seed is None:
+            raise ApiError(404, "webapp.no_table")
+        actions = await repo.load_actions(self.service.db, grant.game_id)
+        game = replay_to_smazzata(match_prefs(row).options, row.seed,
+                                  [(a.seat, a.code) for a in actions if a.seat is not None],
+                                  int(wanted))
+        if game is None:  # not played to its end (yet)
+            raise ApiError(404, "webapp.no_table")
+        seat = row.seat_of(grant.user_id)
+        return web.json_response(review_payload(row, game, None if seat is None else seat.seat,
+                                                lang))
 
     async def _move(self, request: web.Request) -> web.Response:
         grant = self._grant(request)

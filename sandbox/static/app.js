@@ -43,10 +43,19 @@ async function openWebApp(request) {
     if (!overlay) {
       overlay = document.createElement("div");
       overlay.id = "webapp";
-      overlay.innerHTML = '<div class="phone"><div class="bar"><span>🃏 Mini App</span>' +
+      overlay.innerHTML = '<div class="phone"><div class="bar">' +
+        '<button type="button" class="back" hidden>‹</button><span>🃏 Mini App</span>' +
         '<button type="button" class="close">✕</button></div><iframe title="Mini App"></iframe></div>';
       overlay.querySelector(".close").addEventListener("click", () => overlay.remove());
       document.body.appendChild(overlay);
+      // Telegram's part of the Mini App protocol (the app's Back button shown in the bar)
+      const back = overlay.querySelector(".back");
+      const host = window.TelegramHost(overlay.querySelector("iframe"), {
+        onClose: () => overlay.remove(),
+        onBackButton: (visible) => { back.hidden = !visible; },
+      });
+      back.addEventListener("click", () => host.pressBack());
+      overlay.telegramHost = host;
     }
     // the bot names its Mini App 127.0.0.1 when the sandbox listens on every address:
     // a browser on another machine reaches it where it reached this page
@@ -59,11 +68,6 @@ async function openWebApp(request) {
     toast(String(error.message || error), true);
   }
 }
-
-// the Mini App asks to be closed (Telegram.WebApp.close() of the stand-in)
-window.addEventListener("message", (event) => {
-  if (event.data && event.data.type === "web_app_close" && $("webapp")) $("webapp").remove();
-});
 
 // t.me links to the bot: open the private chat (with a start payload: press Start), or
 // its Mini App (a direct link t.me/<bot>/<app>?startapp=…)

@@ -191,3 +191,49 @@ def test_game_core_imports_no_io_framework() -> None:
                 names = [node.module]
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in forbidden]
     assert offenders == []
+
+
+@pytest.mark.parametrize("options", [
+    {"match_end": "hands:2"},
+    {"players": 4, "match_end": "hands:2"},
+    {"game": "briscola", "players": 2, "briscola_match": "rounds:2"},
+], ids=["five", "morto", "briscola"])
+def test_the_view_keeps_the_tricks_of_the_last_smazzata_scored(options: dict) -> None:
+    """``view.scored_tricks``: the tricks of the smazzata just scored, as every seat saw
+    them (who led, who played what, who took it), the same in every view, kept through
+    the next smazzata and after the match's end, and rebuilt from a snapshot."""
+    rng = random.Random(4)
+    game = Game.new(TableOptions(**options), rng=random.Random(9))
+    assert all(game.view(s).scored_tricks == () for s in (None, *range(game.n)))
+    plays: list[tuple[int, int]] = []  # every card played in this smazzata, in order
+    scored = 0
+    while not game.is_over():
+        seat = game.current_seat()
+        assert seat is not None
+        before = game.scored_count
+        events = game.apply(seat, rng.choice(game.legal_actions(seat)))
+        plays += [(e.seat, e.card) for e in events if type(e).__name__ == "CardPlayed"]
+        if game.scored_count == before:
+            continue
+        scored += 1
+        views = [game.view(s) for s in (None, *range(game.n))]
+        tricks = views[0].scored_tricks
+        assert all(v.scored_tricks == tricks for v in views)
+        assert len(tricks) == game.rules.tricks
+        assert [p for t in tricks for p in t.plays] == plays
+        for t in tricks:
+            assert t.plays[0][0] == t.leader
+            assert t.winner in [s for s, _ in t.plays]
+        # the next trick is led by whoever took the one before
+        assert [t.leader for t in tricks[1:]] == [t.winner for t in tricks[:-1]]
+        plays = []
+        # a snapshot folds back to the same tricks
+        assert Game.from_json(game.to_json()).view(None).scored_tricks == tricks
+        if not game.is_over():
+            first = game.current_seat()
+            assert first is not None
+            game.apply(first, game.legal_actions(first)[0])
+            assert game.view(None).scored_tricks == tricks  # kept in the next smazzata
+            plays += [(s, c) for t in game.view(None).tricks for s, c in t.plays]
+            plays += list(game.view(None).current_trick)
+    assert scored == 2

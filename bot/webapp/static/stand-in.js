@@ -1,7 +1,9 @@
-// A small stand-in for Telegram's telegram-web-app.js, for the sandbox and the tests
-// (Telegram's script is only served by Telegram). Like the real one it reads the launch
-// parameters from the URL's fragment: tgWebAppData (the signed initData),
-// tgWebAppThemeParams, tgWebAppStartParam; the server checks initData as in production.
+// A small stand-in for Telegram's telegram-web-app.js: the offline fallback of the sandbox
+// when Telegram's own script (npm's @twa-dev/sdk, WEBAPP_TELEGRAM_JS) is not at hand. Like
+// the real one it reads the launch parameters from the URL's fragment: tgWebAppData (the
+// signed initData), tgWebAppThemeParams, tgWebAppStartParam; the server checks initData as
+// in production; it tells the parent frame what the page asked, in Telegram's web
+// protocol (JSON {eventType, eventData}), and takes its events the same way.
 "use strict";
 (function () {
   const hash = new URLSearchParams(location.hash.slice(1));
@@ -15,6 +17,10 @@
   let theme = {};
   try { theme = JSON.parse(hash.get("tgWebAppThemeParams") || "{}"); } catch (e) { theme = {}; }
   const handlers = {};
+  const post = (eventType, eventData) => {
+    if (window.parent === window) return;
+    window.parent.postMessage(JSON.stringify({ eventType, eventData: eventData || "" }), "*");
+  };
   const emit = (name) => (handlers[name] || []).forEach((fn) => fn());
   //: What the page asked of Telegram (for the tests): "expand", "back:show", "haptic:…"
   const calls = [];
@@ -50,7 +56,13 @@
     },
     ready() { calls.push("ready"); },
     expand() { this.isExpanded = true; calls.push("expand"); },
-    close() { calls.push("close"); window.parent.postMessage({ type: "web_app_close" }, "*"); },
+    close() { calls.push("close"); post("web_app_close", {}); },
+    disableVerticalSwipes() { calls.push("swipes:off"); post("web_app_setup_swipe_behavior",
+      { allow_vertical_swipe: false }); },
+    requestFullscreen() { calls.push("fullscreen"); post("web_app_request_fullscreen"); },
+    safeAreaInset: { top: 0, bottom: 0, left: 0, right: 0 },
+    contentSafeAreaInset: { top: 0, bottom: 0, left: 0, right: 0 },
+    isActive: true,
     onEvent(name, fn) { (handlers[name] = handlers[name] || []).push(fn); },
     offEvent(name, fn) { handlers[name] = (handlers[name] || []).filter((f) => f !== fn); },
     HapticFeedback: {
@@ -75,6 +87,9 @@
       emit("themeChanged");
     } else if (data.eventType === "back_button_pressed") {
       webApp.BackButton.press();
+    } else if (data.eventType === "visibility_changed" && data.eventData) {
+      webApp.isActive = Boolean(data.eventData.is_visible);
+      emit(webApp.isActive ? "activated" : "deactivated");
     }
   });
   window.Telegram = { WebApp: webApp };
