@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from multiprocessing import Pool
 
 from game.engine import Game
-from game.events import BriscolaScored, SmazzataScored
+from game.events import BriscolaScored, Event, SmazzataScored
 from game.options import TableOptions
 from game.players import Player, create_player
 from game.simulate import parse_options
@@ -111,9 +111,11 @@ def play_deal(
     player_seed: int,
     cpu_clock: bool = False,
     make: PlayerFactory = create_player,
+    history: list[Event] | None = None,
 ) -> GameResult:
     """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``
-    (decisions timed in CPU time of this process with ``cpu_clock``, else wall time)."""
+    (decisions timed in CPU time of this process with ``cpu_clock``, else wall time);
+    the game's events are appended to ``history`` when given (:mod:`game.audit`)."""
     clock = time.process_time if cpu_clock else time.perf_counter
     game = Game.new(options, random.Random(deal_seed))
     players: list[Player] = [
@@ -132,6 +134,8 @@ def play_deal(
         if len(view.legal) > 1:
             choice_times.setdefault(types[seat], []).append(elapsed)
         game.apply(seat, action)
+    if history is not None:
+        history.extend(game.history)
     briscola = [e for e in game.history if isinstance(e, BriscolaScored)]
     if briscola:
         result = briscola[0]
