@@ -435,7 +435,10 @@ def run(
                     f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f})",
                     flush=True,
                 )
-                print(report(stats, list(dict.fromkeys(mix_types or [a, b]))), flush=True)
+                order = list(dict.fromkeys(mix_types or [a, b]))
+                print(report(stats, order), flush=True)
+                if any(stats[kind].score_per_deal for kind in order if kind in stats):
+                    print(match_report(stats, order), flush=True)
     return aggregate(results)
 
 

@@ -162,7 +162,7 @@ class ChampionPlayer(ExpertPlayer):
         if self._exact_applies(view):
             return parse_action(self._exact(view, rng))
         self.last_worlds = self.worlds
-        return parse_action(briscola.search_code(view, rng, self.worlds))
+        return parse_action(briscola.search_code(view, rng, self.worlds, exact_end=True))
 
     def _exact_applies(self, view: View) -> bool:
         if view.players == 2:
