@@ -176,3 +176,17 @@ def test_campione_is_offered_and_takes_every_point_at_the_end() -> None:
         choice = ChampionPlayer(seed).choose(game.view(seat))
         assert isinstance(choice, PlayCard)
         assert values[choice.card] == max(values.values())
+
+
+def test_campione_plays_chiamata_and_three_player_briscola_as_esperto() -> None:
+    from game.players.expert import ExpertPlayer
+    from tests.core.helpers import heuristic_play_views
+
+    views = heuristic_play_views(range(3), limit=6)
+    game = Game.new(_options(3), random.Random(4))
+    seat = game.current_seat()
+    assert seat is not None
+    views.append(game.view(seat))
+    for view in views:
+        champion = ChampionPlayer(9, budget=2_000).choose(view)
+        assert champion == ExpertPlayer(9, budget=2_000).choose(view)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from typing import Any
 
 from game.actions import Action, parse_action
 from game.cards import card_code, parse_card
@@ -148,12 +149,13 @@ class ChampionPlayer(ExpertPlayer):
         name: str = "campione",
         worlds: int = WORLDS,
         exact_stock: int = EXACT_STOCK,
-        exact_worlds: int = EXACT_WORLDS,
+        **expert: Any,
     ) -> None:
-        super().__init__(seed, max_seconds=max_seconds, name=name)
+        super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
+        #: plain Briscola's middle game: sampled deals a decision
         self.worlds = worlds
+        #: two players: cards left to draw from which the endgame is solved exactly
         self.exact_stock = exact_stock
-        self.exact_worlds = exact_worlds
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -179,7 +181,7 @@ class ChampionPlayer(ExpertPlayer):
         mine = side_points(view, me)
         legal = [parse_card(code[1:]) for code in view.legal]
         totals = dict.fromkeys(legal, 0.0)
-        worlds = exact_worlds(view, rng, self.exact_worlds)
+        worlds = exact_worlds(view, rng, EXACT_WORLDS)
         for hands, stock in worlds:
             game = Endgame(
                 hands,
