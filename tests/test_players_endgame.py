@@ -190,3 +190,29 @@ def test_campione_plays_chiamata_and_three_player_briscola_as_esperto() -> None:
     for view in views:
         champion = ChampionPlayer(9, budget=2_000).choose(view)
         assert champion == ExpertPlayer(9, budget=2_000).choose(view)
+
+
+def test_the_opponent_model_places_the_hidden_cards_better_than_chance() -> None:
+    """Against a rule-based opponent (the model's own assumption), the deals the
+    inference keeps give the opponent more of its real cards than uniform deals."""
+    from game.players import briscola
+    from game.players.champion import inferred_deals
+    from game.players.heuristic import HeuristicPlayer
+
+    uniform = inferred = 0.0
+    for seed in range(8):
+        game = Game.new(_options(2), random.Random(seed))
+        players = [HeuristicPlayer(s) for s in range(2)]
+        while not game.scored_count:
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            if view.stock_count > 2 and len(view.legal) > 1 and view.tricks:
+                truth = set(game.hands[1 - seat])
+                rng = random.Random(seed)
+                for _ in range(40):
+                    uniform += len(truth & set(briscola.sample_world(view, rng)[0][1 - seat]))
+                for (hands, _stock), count in inferred_deals(view, random.Random(seed), 40):
+                    inferred += count * len(truth & set(hands[1 - seat]))
+            game.apply(seat, players[seat].choose(view))
+    assert inferred > 1.08 * uniform

@@ -197,11 +197,20 @@ def rollout(
     return mine, others
 
 
+#: A sampled world: every hand, and the stock in draw order.
+Deal = tuple[list[list[int]], list[int]]
+
+
 def search_code(
-    view: View, rng: random.Random, worlds: int = 40, exact_end: bool = False
+    view: View,
+    rng: random.Random,
+    worlds: int = 40,
+    exact_end: bool = False,
+    deals: Sequence[tuple[Deal, int]] | None = None,
 ) -> str:
-    """The legal card with the best average outcome over ``worlds`` sampled deals (with
-    ``exact_end`` and two players, rollouts end with the exact last tricks)."""
+    """The legal card with the best average outcome over ``worlds`` sampled deals (or
+    over ``deals``, each with its multiplicity). With ``exact_end`` and two players,
+    rollouts end with the exact last tricks."""
     me = view.seat
     assert me is not None
     legal = [_card(code) for code in view.legal]
@@ -210,14 +219,15 @@ def search_code(
     totals = [0.0] * len(legal)
     majority = view.players != 3
     memo: LastMemo | None = {} if exact_end and view.players == 2 else None
-    for _ in range(worlds):
-        hands, stock = sample_world(view, rng)
+    if deals is None:
+        deals = [(sample_world(view, rng), 1) for _ in range(worlds)]
+    for (hands, stock), count in deals:
         for i, card in enumerate(legal):
             mine, others = rollout(view, [list(h) for h in hands], list(stock), card, me, memo)
             if majority:
                 result = 1 if mine > 60 else 0 if mine == 60 else -1
             else:
                 result = 1 if mine > others else 0 if mine == others else -1
-            totals[i] += result + 0.01 * mine
+            totals[i] += count * (result + 0.01 * mine)
     best = max(range(len(legal)), key=totals.__getitem__)
     return "c" + _code(legal[best])

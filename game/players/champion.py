@@ -1,8 +1,9 @@
-"""The ``campione`` player: ``esperto`` with exact endgames and a deeper plain-Briscola
-search.
+"""The ``campione`` player: ``esperto`` with exact endgames, rollouts that end exactly and
+inference in plain Briscola.
 
 In chiamata (every variant) and in three-player Briscola it plays as ``esperto``
-(:mod:`game.players.expert`). In plain Briscola with two or four players it adds:
+(:mod:`game.players.expert`). In plain Briscola with two (and, for the endgame, four)
+players it adds:
 
 * *Exact endgames* (:mod:`game.players.endgame`). Two players with the stock empty: the
   unseen cards are the opponent's hand, and the last tricks are solved by alpha-beta.
@@ -11,8 +12,22 @@ In chiamata (every variant) and in three-player Briscola it plays as ``esperto``
   world solved exactly, and the card with the best mean outcome played (expectimax over
   the hidden cards). Four players after the last draw (R107): the partner's hand is
   known, and each way the two opponents can split the unseen cards is solved.
-* *More sampled deals* in the middle game: ``worlds`` (``esperto``: 60) deals played
-  out by the rule-based policy for every seat, as ``esperto`` does.
+* *Rollouts that end exactly* (two players). In the middle game it plays each card on
+  ``worlds`` sampled deals (``esperto``: 60) and finishes the smazzata with the
+  rule-based policy for every seat, as ``esperto`` does, but only until the stock is
+  empty: from there both hands are known (to the players too), and the last tricks are
+  played exactly (:func:`game.players.endgame.last_tricks`, remembered across the
+  deals of a decision). The rule-based policy throws away about three quarters of the
+  last tricks' points against ``esperto`` (``python -m game.audit``), so ending
+  rollouts with it misjudges every card that keeps a trump or a carico for the end.
+* *Inference* (two players, :class:`OpponentModel`): ``CANDIDATES`` times more deals
+  are drawn than played out, each weighted by how likely the opponent's last
+  ``INFERENCE_DEPTH`` plays are from the hand it had in that deal: the rule-based card
+  with probability ``MATCH``, any other the rest. The hand it played from is rebuilt
+  backwards from today's (the card drawn after each trick is any of them). An
+  opponent that let a carico through probably had nothing cheap to take it with; one
+  that led a trump probably had no liscio. The exact endgames weight their worlds the
+  same way.
 
 The outcome of a line is ``esperto``'s: +1 for a smazzata won, −1 lost, 0 patta, plus
 0.01 per card point of its side.
@@ -34,6 +49,7 @@ from game.players import briscola
 from game.players.common import decision_rng
 from game.players.endgame import Endgame, card_values
 from game.players.expert import ExpertPlayer
+from game.players.inference import resample
 from game.view import View
 
 #: Two players: solve exactly when at most this many cards are left to draw.
@@ -43,6 +59,15 @@ EXACT_STOCK = 2
 EXACT_WORLDS = 24
 #: Middle game: sampled deals played out by the rule-based policy (``esperto``: 60).
 WORLDS = 200
+#: Inference (two players): deals drawn uniformly for each one played out, weighted by
+#: the likelihood of the opponent's last plays (``INFERENCE_DEPTH`` of them).
+CANDIDATES = 3
+INFERENCE_DEPTH = 2
+#: The chance that the opponent plays the rule-based policy's card; every other card of
+#: its hand shares the rest.
+MATCH = 0.75
+#: Cards drawn by each of two players in a smazzata (R105: the stock holds 34).
+DRAWS_2P = 17
 
 
 def outcome(points: int, players: int, others: int = 0) -> float:
@@ -139,6 +164,88 @@ def _perm(n: int) -> int:
     return math.factorial(max(0, n))
 
 
+#: One of the opponent's plays: its card, the trick before it (empty when it led),
+#: the trick's leader, and whether a draw followed the trick.
+_Play = tuple[int, list[int], int, bool]
+
+
+def opponent_plays(view: View) -> list[_Play]:
+    """Two players: the opponent's plays in order, the current trick's last."""
+    me = view.seat
+    assert me is not None
+    opp = 1 - me
+    plays: list[_Play] = []
+    for index, trick in enumerate(view.tricks):
+        cards = [c for _, c in trick.plays]
+        for position, (seat, card) in enumerate(trick.plays):
+            if seat == opp:
+                plays.append((card, cards[:position], trick.leader, index < DRAWS_2P))
+    for position, (seat, card) in enumerate(view.current_trick):
+        if seat == opp:
+            plays.append((card, [c for _, c in view.current_trick][:position], view.leader, False))
+    return plays
+
+
+class OpponentModel:
+    """The likelihood of the opponent's last plays given its hand in a sampled world:
+    each play is the rule-based policy's card with probability ``MATCH`` (the others
+    share the rest), and the hand it was played from is rebuilt backwards from today's
+    (the card drawn after each trick is any of the hand's, equally likely; the face-up
+    card where the opponent drew it)."""
+
+    def __init__(self, view: View, depth: int = INFERENCE_DEPTH, match: float = MATCH) -> None:
+        me = view.seat
+        assert me is not None and view.trump is not None and view.face_up is not None
+        self.opp = 1 - me
+        self.trump = view.trump
+        self.face_up = view.face_up
+        self.face_up_drawn = view.face_up_holder == self.opp
+        self.plays = opponent_plays(view)[-depth:] if depth else []
+        self.first_index = len(opponent_plays(view)) - len(self.plays)
+        self.match = match
+
+    def likelihood(self, hand: list[int]) -> float:
+        return self._before(len(self.plays) - 1, hand)
+
+    def _before(self, k: int, after: list[int]) -> float:
+        """The likelihood of plays 0..k, the opponent holding ``after`` once play k's
+        trick was over (and its draw made)."""
+        if k < 0:
+            return 1.0
+        card, trick, leader, drew = self.plays[k]
+        if not drew:
+            before = [*after, card]
+            return self._p(card, before, trick, leader) * self._before(k - 1, before)
+        last_draw = self.first_index + k == DRAWS_2P - 1
+        options = [self.face_up] if last_draw and self.face_up_drawn else after
+        total = 0.0
+        for drawn in options:
+            before = [c for c in after if c != drawn] + [card]
+            total += self._p(card, before, trick, leader) * self._before(k - 1, before)
+        return total / len(options)
+
+    def _p(self, card: int, hand: list[int], trick: list[int], leader: int) -> float:
+        if len(hand) <= 1:
+            return 1.0
+        pick = briscola.choose_card(hand, trick, self.opp, leader, 2, self.trump, None)
+        return self.match if pick == card else (1.0 - self.match) / (len(hand) - 1)
+
+
+def inferred_deals(
+    view: View, rng: random.Random, worlds: int, candidates: int = CANDIDATES
+) -> list[tuple[briscola.Deal, int]]:
+    """Two players: ``worlds`` deals drawn in proportion to the opponent model's
+    likelihood among ``candidates`` times as many uniform ones."""
+    me = view.seat
+    assert me is not None
+    model = OpponentModel(view)
+    deals = [briscola.sample_world(view, rng) for _ in range(worlds * candidates)]
+    if not model.plays:
+        return [(deal, 1) for deal in deals[:worlds]]
+    weights = [model.likelihood(hands[1 - me]) for hands, _stock in deals]
+    return resample(deals, weights, worlds, rng)
+
+
 class ChampionPlayer(ExpertPlayer):
     """``esperto`` with exact endgames and more deals in plain Briscola (module doc)."""
 
@@ -149,6 +256,7 @@ class ChampionPlayer(ExpertPlayer):
         name: str = "campione",
         worlds: int = WORLDS,
         exact_stock: int = EXACT_STOCK,
+        infer: bool = True,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -156,6 +264,8 @@ class ChampionPlayer(ExpertPlayer):
         self.worlds = worlds
         #: two players: cards left to draw from which the endgame is solved exactly
         self.exact_stock = exact_stock
+        #: two players: deals weighted by the opponent model (:class:`OpponentModel`)
+        self.infer = infer
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -164,7 +274,12 @@ class ChampionPlayer(ExpertPlayer):
         if self._exact_applies(view):
             return parse_action(self._exact(view, rng))
         self.last_worlds = self.worlds
-        return parse_action(briscola.search_code(view, rng, self.worlds, exact_end=True))
+        deals = None
+        if view.players == 2 and self.infer:
+            deals = inferred_deals(view, rng, self.worlds)
+        return parse_action(
+            briscola.search_code(view, rng, self.worlds, exact_end=True, deals=deals)
+        )
 
     def _exact_applies(self, view: View) -> bool:
         if view.players == 2:
@@ -182,7 +297,10 @@ class ChampionPlayer(ExpertPlayer):
         legal = [parse_card(code[1:]) for code in view.legal]
         totals = dict.fromkeys(legal, 0.0)
         worlds = exact_worlds(view, rng, EXACT_WORLDS)
+        model = OpponentModel(view) if view.players == 2 and self.infer else None
         for hands, stock in worlds:
+            # two players: each way the hidden cards can lie, weighted by the model
+            weight = model.likelihood(hands[1 - me]) if model is not None else 1.0
             game = Endgame(
                 hands,
                 stock,
@@ -193,7 +311,7 @@ class ChampionPlayer(ExpertPlayer):
                 side_of[me],
             )
             for card, value in card_values(game).items():
-                totals[card] += outcome(mine + value, view.players)
+                totals[card] += weight * outcome(mine + value, view.players)
         self.last_worlds = len(worlds)
         best = max(legal, key=lambda c: (round(totals[c], 9), -c))
         return "c" + card_code(best)
