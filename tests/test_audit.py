@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from game.audit import SideAudit, audit_history, main, run_audit
-from game.events import CardsDrawn, StockLaid, TrickWon
+from game.events import CardsDrawn, Event, StockLaid, TrickWon
 from game.options import TableOptions
 
 
@@ -13,7 +13,7 @@ def test_the_figures_of_a_known_history() -> None:
     # trump Bastoni; seat 1 leads the Asso di Coppe, seat 0 takes it with the 3 di
     # Bastoni (a draw follows: the stock was there); then seat 0 leads the 3 di Denari
     # and seat 1 takes it with the Asso (no draw: the last tricks)
-    history = [
+    history: list[Event] = [
         StockLaid(35, (35,)),
         TrickWon(1, 0, 1, (0, 31), 21),
         CardsDrawn(0, ((0, 5), (1, 35))),
