@@ -161,7 +161,9 @@ def test_a_short_arena_run_of_campione_in_every_variant(variant: dict[str, objec
 
 
 @pytest.mark.parametrize("variant", [{}, *VARIANTS], ids=["5", *map(str, VARIANTS)])
-def test_campione_plays_every_variant_legally_and_deterministically(variant: dict[str, object]) -> None:
+def test_campione_plays_every_variant_legally_and_deterministically(
+    variant: dict[str, object],
+) -> None:
     options = TableOptions.model_validate(
         {**variant, "match_end": "hands:1", "briscola_match": "wins:1"}
     )
