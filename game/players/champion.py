@@ -43,7 +43,9 @@ machine shared with other work; decision times in CPU seconds)::
     forte     50     63-2-35            0.640 (0.562..0.718)  +12.06 (+6.86..+17.26)
     normale   50     74-1-25            0.745 (0.652..0.838)  +16.26 (+10.01..+22.51)
 
-(``--seed 342`` against ``forte``, ``--seed 343`` against ``normale``.) On the same
+(``--seed 342`` against ``forte``, ``--seed 343`` against ``normale``.) Four-player
+Briscola, 30 deals (``--seed 344 --option players=4``): 34-0-26, 0.567 (0.454..0.679),
++11.23 card points a game for the pair (+3.36..+19.11), p95 146 ms. On the same
 deals ``esperto`` scored 0.460 (0.374..0.546; −1.88 card points) against ``forte`` and
 0.660 (0.573..0.747; +10.22) against ``normale``. ``campione`` decides in 86 ms on
 average, p95 169 ms (``esperto`` 20 ms, 42 ms). Before the inference (exact endgames and
