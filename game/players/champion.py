@@ -43,7 +43,11 @@ machine shared with other work; decision times in CPU seconds)::
     forte     50     63-2-35            0.640 (0.562..0.718)  +12.06 (+6.86..+17.26)
     normale   50     74-1-25            0.745 (0.652..0.838)  +16.26 (+10.01..+22.51)
 
-(``--seed 342`` against ``forte``, ``--seed 343`` against ``normale``.) Four-player
+A second run against ``esperto`` on fresh deals (``--seed 345``, stopped at 300 deals
+by the session's deadline, its ``--progress`` report): 355-22-223, 0.610
+(0.573..0.647), +6.17 card points (+3.97..+8.36); the 500 deals together 0.615
+(0.587..0.643), +7.09 (+5.44..+8.74). (``--seed 342`` against ``forte``, ``--seed 343``
+against ``normale``.) Four-player
 Briscola, 30 deals (``--seed 344 --option players=4``): 34-0-26, 0.567 (0.454..0.679),
 +11.23 card points a game for the pair (+3.36..+19.11), p95 146 ms. On the same
 deals ``esperto`` scored 0.460 (0.374..0.546; −1.88 card points) against ``forte`` and
