@@ -5,8 +5,8 @@ synchronous :func:`choose`), which guards the table against a misbehaving player
 exception or an illegal choice is logged and replaced by the first legal action, so a
 bug in a player never stops a match.
 
-*Where the work runs.* A search decision (``forte``, ``esperto``) is up to a few hundred
-milliseconds of pure CPU: in a thread it would hold the GIL and delay every other
+*Where the work runs.* A search decision (``forte``, ``esperto``, ``campione``) is up to
+a few hundred milliseconds of pure CPU: in a thread it would hold the GIL and delay every other
 table's updates, so it runs in a small **process** pool (``forkserver`` start method
 where available, else ``spawn``: never a fork of the running event loop). The pool is
 bounded (at most ``SEARCH_WORKERS`` decisions in flight; the others wait their turn on
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 __all__ = ["LEVELS", "SEARCH_LEVELS", "choose", "decide", "shutdown"]
 
 #: Levels whose decisions run in the process pool.
-SEARCH_LEVELS = frozenset({"forte", "esperto"})
+SEARCH_LEVELS = frozenset({"forte", "esperto", "campione"})
 #: Worker processes of the pool (one per core, at most two: a bot shares its machine).
 SEARCH_WORKERS = max(1, min(2, os.cpu_count() or 1))
 #: Past this, a search decision is abandoned for the rule-based one.

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from multiprocessing import Pool
 
 from game.engine import Game
-from game.events import BriscolaScored, SmazzataScored
+from game.events import BriscolaScored, Event, SmazzataScored
 from game.options import TableOptions
 from game.players import Player, create_player
 from game.simulate import parse_options
@@ -61,6 +61,8 @@ _TYPE_NAMES = {
     "facile": "facile",
     "expert": "expert",
     "esperto": "expert",
+    "champion": "champion",
+    "campione": "champion",
 }
 
 
@@ -83,6 +85,8 @@ class GameResult:
     target: int = 0
     #: the socio's seat (None: solo, or plain Briscola)
     socio: int | None = None
+    #: plain Briscola: the sides (a seat each, or the pairs)
+    sides: tuple[tuple[int, ...], ...] = ()
 
 
 #: Makes the player of a type name for a seed (``create_player``, or a tuning tool's).
@@ -107,9 +111,11 @@ def play_deal(
     player_seed: int,
     cpu_clock: bool = False,
     make: PlayerFactory = create_player,
+    history: list[Event] | None = None,
 ) -> GameResult:
     """Play one smazzata of the deal drawn from ``deal_seed`` with ``types[seat]``
-    (decisions timed in CPU time of this process with ``cpu_clock``, else wall time)."""
+    (decisions timed in CPU time of this process with ``cpu_clock``, else wall time);
+    the game's events are appended to ``history`` when given (:mod:`game.audit`)."""
     clock = time.process_time if cpu_clock else time.perf_counter
     game = Game.new(options, random.Random(deal_seed))
     players: list[Player] = [
@@ -128,6 +134,8 @@ def play_deal(
         if len(view.legal) > 1:
             choice_times.setdefault(types[seat], []).append(elapsed)
         game.apply(seat, action)
+    if history is not None:
+        history.extend(game.history)
     briscola = [e for e in game.history if isinstance(e, BriscolaScored)]
     if briscola:
         result = briscola[0]
@@ -137,7 +145,10 @@ def play_deal(
             for seat in side:
                 deltas[seat] = points - share
         won = result.sides[result.winner] if result.winner is not None else ()
-        return GameResult(tuple(types), tuple(deltas), -1, False, times, choice_times, None, won)
+        return GameResult(
+            tuple(types), tuple(deltas), -1, False, times, choice_times, None, won,
+            sides=tuple(tuple(side) for side in result.sides),
+        )
     scored = next(e for e in game.history if isinstance(e, SmazzataScored))
     return GameResult(
         tuple(types),
@@ -209,6 +220,14 @@ class TypeStats:
     #: chiamata: the score and the number of seats in each role (see ``ROLES``)
     role_sums: dict[str, float] = field(default_factory=dict)
     role_seats: dict[str, int] = field(default_factory=dict)
+    #: plain Briscola: smazzate won, drawn (patta) and lost, counted once a side
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    #: plain Briscola: per deal, the mean match score (win 1, patta ½, loss 0) and the
+    #: mean card points of the side minus the best other side's
+    score_per_deal: list[float] = field(default_factory=list)
+    margin_per_deal: list[float] = field(default_factory=list)
 
 
 #: A seat's role in a smazzata of chiamata: the chiamante, the socio (not a solo's
@@ -253,11 +272,26 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[index]
 
 
+def _briscola_outcome(game: GameResult, side: Sequence[int]) -> tuple[float, float]:
+    """Plain Briscola: the side's match score (1, ½, 0) and its card points minus the
+    best other side's (the deltas are card points minus an even share)."""
+    mine = game.deltas[side[0]]
+    best_other = max(game.deltas[other[0]] for other in game.sides if other[0] not in side)
+    if not game.side_won:
+        return 0.5, mine - best_other  # patta
+    score = 1.0 if side[0] in game.side_won else 0.0
+    return score, mine - best_other
+
+
 def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
     stats: dict[str, TypeStats] = {}
     for games in deals:
         sums: dict[str, list[float]] = {}
+        scores: dict[str, list[float]] = {}
+        margins: dict[str, list[float]] = {}
         for game in games:
+            if game.chiamante < 0:
+                _count_briscola(game, stats, scores, margins)
             for seat, kind in enumerate(game.types):
                 if seat == game.morto:
                     continue  # il morto is nobody's seat
@@ -280,7 +314,52 @@ def aggregate(deals: list[list[GameResult]]) -> dict[str, TypeStats]:
                 stats.setdefault(kind, TypeStats()).choice_times.extend(values)
         for kind, values in sums.items():
             stats[kind].per_deal.append(sum(values) / len(values))
+        for kind, values in scores.items():
+            stats[kind].score_per_deal.append(sum(values) / len(values))
+            stats[kind].margin_per_deal.append(sum(margins[kind]) / len(margins[kind]))
     return stats
+
+
+def _count_briscola(
+    game: GameResult,
+    stats: dict[str, TypeStats],
+    scores: dict[str, list[float]],
+    margins: dict[str, list[float]],
+) -> None:
+    """Plain Briscola: each side's result once, under the type that played it."""
+    for side in game.sides:
+        kind = game.types[side[0]]
+        entry = stats.setdefault(kind, TypeStats())
+        score, margin = _briscola_outcome(game, side)
+        if score == 1.0:
+            entry.wins += 1
+        elif score == 0.0:
+            entry.losses += 1
+        else:
+            entry.draws += 1
+        scores.setdefault(kind, []).append(score)
+        margins.setdefault(kind, []).append(margin)
+
+
+def match_report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
+    """Plain Briscola: wins, patte, losses, the score (patta ½) with its 95% interval
+    over deals, and the card points a smazzata over the best other side."""
+    lines = [
+        f"{'player':<10} {'wins':>7} {'draws':>6} {'losses':>7} {'score (draw 1/2)':>17} "
+        f"{'95% CI':>16} {'card points':>12} {'95% CI':>16}"
+    ]
+    for kind in order:
+        entry = stats.get(kind)
+        if entry is None or not entry.score_per_deal:
+            continue
+        score, half = mean_ci(entry.score_per_deal)
+        margin, m_half = mean_ci(entry.margin_per_deal)
+        lines.append(
+            f"{kind:<10} {entry.wins:>7} {entry.draws:>6} {entry.losses:>7} {score:>17.3f} "
+            f"{f'{score - half:.3f}..{score + half:.3f}':>16} {margin:>+12.2f} "
+            f"{f'{margin - m_half:+.2f}..{margin + m_half:+.2f}':>16}"
+        )
+    return "\n".join(lines)
 
 
 def report(stats: dict[str, TypeStats], order: Sequence[str]) -> str:
@@ -356,7 +435,10 @@ def run(
                     f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f})",
                     flush=True,
                 )
-                print(report(stats, list(dict.fromkeys(mix_types or [a, b]))), flush=True)
+                order = list(dict.fromkeys(mix_types or [a, b]))
+                print(report(stats, order), flush=True)
+                if any(stats[kind].score_per_deal for kind in order if kind in stats):
+                    print(match_report(stats, order), flush=True)
     return aggregate(results)
 
 
@@ -423,6 +505,8 @@ def main(argv: list[str] | None = None) -> None:
     mode = f"mix of {', '.join(order)}" if mix_types else f"{args.a} ({unit}) vs {args.b} ({rest})"
     print(f"duplicate arena: {mode}; {args.deals} deals, {games} smazzate, seed {args.seed}")
     print(report(stats, order))
+    if any(stats[kind].score_per_deal for kind in order if kind in stats):
+        print(match_report(stats, order))
     if not mix_types:
         mean, half = mean_ci(stats[args.a].per_deal) if args.a in stats else (0.0, 0.0)
         print(

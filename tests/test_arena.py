@@ -106,3 +106,29 @@ def test_command_line_mix(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unknown_player_type_is_refused() -> None:
     with pytest.raises(ValueError):
         main(["--deals", "1", "--a", "wizard"])
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_plain_briscola_reports_wins_draws_losses_score_and_card_points(
+    players: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = TableOptions.model_validate({"game": "briscola", "players": players})
+    stats = run(6, 3, "heuristic", "random", options=options)
+    a, b = stats["heuristic"], stats["random"]
+    # every smazzata counts each side once, the candidate's once a game (a rotation)
+    games = 6 * (2 if players != 3 else 3)
+    assert a.wins + a.draws + a.losses == games
+    assert len(a.score_per_deal) == len(a.margin_per_deal) == 6
+    if players != 3:
+        # two sides: one's win is the other's loss, and the margins are opposite
+        assert a.wins == b.losses and a.draws == b.draws and a.losses == b.wins
+        for mine, theirs in zip(a.score_per_deal, b.score_per_deal, strict=True):
+            assert mine + theirs == pytest.approx(1.0)
+        for margin, delta in zip(a.margin_per_deal, a.per_deal, strict=True):
+            assert margin == pytest.approx(2 * delta)  # points − share, twice
+    score = (a.wins + a.draws / 2) / games
+    assert sum(a.score_per_deal) / 6 == pytest.approx(score)
+    main(["--deals", "2", "--seed", "3", "--a", "heuristic", "--b", "random",
+          "--option", "game=briscola", "--option", f"players={players}"])
+    out = capsys.readouterr().out
+    assert "wins  draws  losses  score (draw 1/2)" in out

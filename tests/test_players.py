@@ -14,6 +14,7 @@ from game.engine import Game
 from game.events import Dealt, MatchStarted
 from game.options import TableOptions
 from game.players import LEVELS, Player, create_player
+from game.players.champion import ChampionPlayer
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
 from game.players.random_player import RandomPlayer
@@ -47,7 +48,7 @@ def play_smazzata(options: TableOptions, seed: int, players: list[Player]) -> Ga
 
 
 def test_levels_and_factory() -> None:
-    assert LEVELS == ("facile", "normale", "forte", "esperto")
+    assert LEVELS == ("facile", "normale", "forte", "esperto", "campione")
     assert isinstance(create_player("random", 1), RandomPlayer)
     assert isinstance(create_player("facile", 1), HeuristicPlayer)
     assert isinstance(create_player("normale", 1), HeuristicPlayer)
@@ -56,6 +57,8 @@ def test_levels_and_factory() -> None:
     assert isinstance(create_player("search", 1), SearchPlayer)
     assert isinstance(create_player("esperto", 1), ExpertPlayer)
     assert isinstance(create_player("expert", 1), ExpertPlayer)
+    assert isinstance(create_player("campione", 1), ChampionPlayer)
+    assert isinstance(create_player("champion", 1), ChampionPlayer)
     assert create_player("facile", 1).name == "facile"
     with pytest.raises(ValueError):
         create_player("grandmaster", 1)

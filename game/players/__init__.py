@@ -12,9 +12,11 @@ Levels for the bot's settings::
     forte    determinised search (:mod:`game.players.search`)
     esperto  determinised search over deals weighted by inference
              (:mod:`game.players.expert`)
+    campione esperto with exact endgames and a deeper plain-Briscola search
+             (:mod:`game.players.champion`)
 
 ``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``,
-``search`` and ``expert``. Every player is deterministic given its seed and the view.
+``search``, ``expert`` and ``champion``. Every player is deterministic given its seed and the view.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ class Player(Protocol):
 
 
 #: The levels the bot offers, weakest first.
-Level = Literal["facile", "normale", "forte", "esperto"]
+Level = Literal["facile", "normale", "forte", "esperto", "campione"]
 LEVELS: Final[tuple[str, ...]] = get_args(Level)
-ALL_KINDS: Final[tuple[str, ...]] = ("random", "heuristic", "search", "expert")
+ALL_KINDS: Final[tuple[str, ...]] = ("random", "heuristic", "search", "expert", "champion")
 _ALIASES: Final[dict[str, str]] = {
     "random": "random",
     "facile": "facile",
@@ -47,13 +49,16 @@ _ALIASES: Final[dict[str, str]] = {
     "search": "forte",
     "esperto": "esperto",
     "expert": "esperto",
+    "campione": "campione",
+    "champion": "campione",
 }
 #: Probability that ``facile`` plays a random card instead of the heuristic one.
 FACILE_NOISE: Final = 0.25
 
 
 def create_player(level: str, seed: int, max_seconds: float | None = None) -> Player:
-    """A player of the given level (``facile``/``normale``/``forte``/``esperto``, or
+    """A player of the given level (``facile``/``normale``/``forte``/``esperto``/
+    ``campione``, or
     ``random``, ``heuristic``, ``search``, ``expert``); raises ``ValueError`` for an
     unknown level. ``max_seconds`` adds a wall-clock cap to the search levels' counted
     budget (the decision is then reproducible only when the cap does not trigger)."""
@@ -70,6 +75,10 @@ def create_player(level: str, seed: int, max_seconds: float | None = None) -> Pl
         if kind == "facile":
             return HeuristicPlayer(seed, noise=FACILE_NOISE, name="facile")
         return HeuristicPlayer(seed, name="normale")
+    if kind == "campione":
+        from game.players.champion import ChampionPlayer
+
+        return ChampionPlayer(seed, max_seconds=max_seconds)
     if kind == "esperto":
         from game.players.expert import ExpertPlayer
 

@@ -24,6 +24,7 @@ import random
 from collections.abc import Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
+from game.players.endgame import LastMemo, last_tricks
 from game.view import View
 
 #: Cost of spending a trump, by rank index (Asso … 2): strong trumps are worth keeping.
@@ -142,10 +143,17 @@ def sample_world(view: View, rng: random.Random) -> tuple[list[list[int]], list[
 
 
 def rollout(
-    view: View, hands: list[list[int]], stock: list[int], first: int, me: int
+    view: View,
+    hands: list[list[int]],
+    stock: list[int],
+    first: int,
+    me: int,
+    memo: LastMemo | None = None,
 ) -> tuple[int, int]:
     """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
-    (my side's card points, the most points of any other side)."""
+    (my side's card points, the most points of any other side). With ``memo`` (two
+    players only) the tricks after the last draw, where both hands are known, are
+    played exactly (:func:`game.players.endgame.last_tricks`) instead."""
     n = view.players
     trump = view.trump
     assert trump is not None
@@ -176,6 +184,12 @@ def rollout(
         if stock:
             for k in range(n):
                 hands[(winner + k) % n].append(stock.pop(0))
+        elif memo is not None and hands[leader]:
+            taken = last_tricks(hands[leader], hands[1 - leader], trump, memo)
+            rest = sum(CARD_POINTS[c] for h in hands for c in h)
+            points[side_of[leader]] += taken
+            points[side_of[1 - leader]] += rest - taken
+            break
         if not hands[leader]:
             break
     mine = points[side_of[me]]
@@ -183,8 +197,20 @@ def rollout(
     return mine, others
 
 
-def search_code(view: View, rng: random.Random, worlds: int = 40) -> str:
-    """The legal card with the best average outcome over ``worlds`` sampled deals."""
+#: A sampled world: every hand, and the stock in draw order.
+Deal = tuple[list[list[int]], list[int]]
+
+
+def search_code(
+    view: View,
+    rng: random.Random,
+    worlds: int = 40,
+    exact_end: bool = False,
+    deals: Sequence[tuple[Deal, int]] | None = None,
+) -> str:
+    """The legal card with the best average outcome over ``worlds`` sampled deals (or
+    over ``deals``, each with its multiplicity). With ``exact_end`` and two players,
+    rollouts end with the exact last tricks."""
     me = view.seat
     assert me is not None
     legal = [_card(code) for code in view.legal]
@@ -192,14 +218,16 @@ def search_code(view: View, rng: random.Random, worlds: int = 40) -> str:
         return view.legal[0]
     totals = [0.0] * len(legal)
     majority = view.players != 3
-    for _ in range(worlds):
-        hands, stock = sample_world(view, rng)
+    memo: LastMemo | None = {} if exact_end and view.players == 2 else None
+    if deals is None:
+        deals = [(sample_world(view, rng), 1) for _ in range(worlds)]
+    for (hands, stock), count in deals:
         for i, card in enumerate(legal):
-            mine, others = rollout(view, [list(h) for h in hands], list(stock), card, me)
+            mine, others = rollout(view, [list(h) for h in hands], list(stock), card, me, memo)
             if majority:
                 result = 1 if mine > 60 else 0 if mine == 60 else -1
             else:
                 result = 1 if mine > others else 0 if mine == others else -1
-            totals[i] += result + 0.01 * mine
+            totals[i] += count * (result + 0.01 * mine)
     best = max(range(len(legal)), key=totals.__getitem__)
     return "c" + _code(legal[best])

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from game.cards import RANK_CODES
 from game.players.heuristic import BidEvaluator
@@ -41,6 +41,9 @@ from game.players.knowledge import absent_mask, all_tricks
 from game.players.sampling import Deal, Sampler
 from game.players.sim import World
 from game.view import View
+
+#: What :func:`resample` draws (a chiamata :class:`Deal`, a plain-Briscola world…).
+_Item = TypeVar("_Item")
 
 #: Spread of the auction model, in expected score points (a bid is a noisy judgement).
 AUCTION_TEMP: Final = 1.0
@@ -190,8 +193,8 @@ def weighted_deals(
 
 
 def resample(
-    deals: Sequence[Deal], weights: Sequence[float], worlds: int, rng: random.Random
-) -> list[tuple[Deal, int]]:
+    deals: Sequence[_Item], weights: Sequence[float], worlds: int, rng: random.Random
+) -> list[tuple[_Item, int]]:
     """Systematic resampling: ``worlds`` draws, counts per distinct index."""
     total = sum(weights)
     if total <= 0.0:

@@ -1,0 +1,344 @@
+"""The ``campione`` player: ``esperto`` with exact endgames, rollouts that end exactly and
+inference in plain Briscola.
+
+In chiamata (every variant) and in three-player Briscola it plays as ``esperto``
+(:mod:`game.players.expert`). In plain Briscola with two (and, for the endgame, four)
+players it adds:
+
+* *Exact endgames* (:mod:`game.players.endgame`). Two players with the stock empty: the
+  unseen cards are the opponent's hand, and the last tricks are solved by alpha-beta.
+  The last draws pending (at most ``EXACT_STOCK`` cards left to draw): every way the
+  unseen cards can lie between the opponent's hand and the stock is enumerated, each
+  world solved exactly, and the card with the best mean outcome played (expectimax over
+  the hidden cards). Four players after the last draw (R107): the partner's hand is
+  known, and each way the two opponents can split the unseen cards is solved.
+* *Rollouts that end exactly* (two players). In the middle game it plays each card on
+  ``worlds`` sampled deals (``esperto``: 60) and finishes the smazzata with the
+  rule-based policy for every seat, as ``esperto`` does, but only until the stock is
+  empty: from there both hands are known (to the players too), and the last tricks are
+  played exactly (:func:`game.players.endgame.last_tricks`, remembered across the
+  deals of a decision). The rule-based policy throws away about three quarters of the
+  last tricks' points against ``esperto`` (``python -m game.audit``), so ending
+  rollouts with it misjudges every card that keeps a trump or a carico for the end.
+* *Inference* (two players, :class:`OpponentModel`): ``CANDIDATES`` times more deals
+  are drawn than played out, each weighted by how likely the opponent's last
+  ``INFERENCE_DEPTH`` plays are from the hand it had in that deal: the rule-based card
+  with probability ``MATCH``, any other the rest. The hand it played from is rebuilt
+  backwards from today's (the card drawn after each trick is any of them). An
+  opponent that let a carico through probably had nothing cheap to take it with; one
+  that led a trump probably had no liscio. The exact endgames weight their worlds the
+  same way.
+
+The outcome of a line is ``esperto``'s: +1 for a smazzata won, −1 lost, 0 patta, plus
+0.01 per card point of its side.
+
+*Measured* (two-player Briscola, duplicate deals both ways, one job at nice 19 on a
+machine shared with other work; decision times in CPU seconds)::
+
+    python -m game.arena --deals 200 --seed 341 --a campione --b esperto \
+        --option game=briscola --option players=2 --jobs 1 --cpu-clock
+
+    against   deals  wins-draws-losses  score (draw 1/2)     card points a game
+    esperto   200    244-10-146         0.623 (0.580..0.665)  +8.47 (+6.00..+10.94)
+    forte     50     63-2-35            0.640 (0.562..0.718)  +12.06 (+6.86..+17.26)
+    normale   50     74-1-25            0.745 (0.652..0.838)  +16.26 (+10.01..+22.51)
+
+A second run against ``esperto`` on fresh deals (``--seed 345``, stopped at 300 deals
+by the session's deadline, its ``--progress`` report): 355-22-223, 0.610
+(0.573..0.647), +6.17 card points (+3.97..+8.36); the 500 deals together 0.615
+(0.587..0.643), +7.09 (+5.44..+8.74). (``--seed 342`` against ``forte``, ``--seed 343``
+against ``normale``.) Four-player
+Briscola, 30 deals (``--seed 344 --option players=4``): 34-0-26, 0.567 (0.454..0.679),
++11.23 card points a game for the pair (+3.36..+19.11), p95 146 ms. On the same
+deals ``esperto`` scored 0.460 (0.374..0.546; −1.88 card points) against ``forte`` and
+0.660 (0.573..0.747; +10.22) against ``normale``. ``campione`` decides in 86 ms on
+average, p95 169 ms (``esperto`` 20 ms, 42 ms). Before the inference (exact endgames and
+rollouts only), the first 50 of the 200 deals against ``esperto`` gave 0.545
+(0.451..0.639, +1.56 card points); with it, 0.660 (0.585..0.735, +7.58).
+
+Every decision is a pure function of the seed and the view (the deals are drawn from
+:func:`game.players.common.decision_rng`, the enumeration is in a fixed order).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from typing import Any
+
+from game.actions import Action, parse_action
+from game.cards import card_code, parse_card
+from game.players import briscola
+from game.players.common import decision_rng
+from game.players.endgame import Endgame, card_values
+from game.players.expert import ExpertPlayer
+from game.players.inference import resample
+from game.view import View
+
+#: Two players: solve exactly when at most this many cards are left to draw.
+EXACT_STOCK = 2
+#: Enumerate the worlds of an exact decision when there are at most this many, else
+#: sample this many.
+EXACT_WORLDS = 24
+#: Middle game: sampled deals played out by the rule-based policy (``esperto``: 60).
+WORLDS = 200
+#: Inference (two players): deals drawn uniformly for each one played out, weighted by
+#: the likelihood of the opponent's last plays (``INFERENCE_DEPTH`` of them).
+CANDIDATES = 3
+INFERENCE_DEPTH = 2
+#: The chance that the opponent plays the rule-based policy's card; every other card of
+#: its hand shares the rest.
+MATCH = 0.75
+#: Cards drawn by each of two players in a smazzata (R105: the stock holds 34).
+DRAWS_2P = 17
+
+
+def outcome(points: int, players: int, others: int = 0) -> float:
+    """A smazzata's value for a side with ``points`` (``others``: the best other side's
+    points, used with three players): win +1, patta 0, loss −1, plus 0.01 a point."""
+    if players == 3:
+        result = 1 if points > others else 0 if points == others else -1
+    else:
+        result = 1 if points > 60 else 0 if points == 60 else -1
+    return result + 0.01 * points
+
+
+def side_points(view: View, seat: int) -> int:
+    """Card points the side of ``seat`` has taken so far (public: the tricks)."""
+    side = next(s for s in view.sides if seat in s)
+    return sum(t.points or 0 for t in view.tricks if t.winner in side)
+
+
+def unseen_cards(view: View) -> list[int]:
+    """The cards this seat cannot place: not in its hand (or its partner's, R107), not
+    played, not the face-up card while it is still under the stock."""
+    known = set(view.hand)
+    known |= {c for _, c in view.current_trick}
+    known |= {c for t in view.tricks for _, c in t.plays}
+    if view.partner_hand is not None:
+        known |= set(view.partner_hand)
+    if view.face_up is not None:
+        known.add(view.face_up)
+    deck = [c for c in range(40) if not (view.players == 3 and c == 39)]
+    unseen = [c for c in deck if c not in known]
+    return unseen
+
+
+def exact_worlds(
+    view: View, rng: random.Random, cap: int
+) -> list[tuple[list[list[int]], list[int]]]:
+    """Hands and stock of every world the view allows (the face-up card last in the
+    stock or in its holder's hand), in a fixed order; ``cap`` sampled ones when there
+    are more."""
+    me = view.seat
+    assert me is not None and view.face_up is not None
+    n = view.players
+    hands: list[list[int]] = [[] for _ in range(n)]
+    hands[me] = list(view.hand)
+    partner = briscola.partner_of(view, me)
+    if view.partner_hand is not None and partner is not None:
+        hands[partner] = list(view.partner_hand)
+    played = {c for _, c in view.current_trick} | {c for t in view.tricks for _, c in t.plays}
+    face_up = view.face_up
+    face_up_in_stock = view.face_up_holder is None
+    holder = view.face_up_holder
+    if holder is not None and face_up not in played and face_up not in hands[holder]:
+        hands[holder].append(face_up)
+    pool = unseen_cards(view)
+    hidden_stock = view.stock_count - (1 if face_up_in_stock else 0)
+    open_seats = [s for s in range(n) if view.hand_sizes[s] > len(hands[s])]
+    needs = [view.hand_sizes[s] - len(hands[s]) for s in open_seats]
+    total = 1
+    remaining = len(pool)
+    for need in needs:
+        total *= _comb(remaining, need)
+        remaining -= need
+    total *= _perm(hidden_stock)
+    if total > cap:
+        result = []
+        for _ in range(cap):
+            h, s = briscola.sample_world(view, rng)
+            result.append((h, s))
+        return result
+    worlds: list[tuple[list[list[int]], list[int]]] = []
+
+    def assign(i: int, rest: list[int], current: list[list[int]]) -> None:
+        if i == len(open_seats):
+            for order in itertools.permutations(rest):
+                stock = list(order) + ([face_up] if face_up_in_stock else [])
+                worlds.append(([list(h) for h in current], stock))
+            return
+        seat = open_seats[i]
+        for combo in itertools.combinations(rest, needs[i]):
+            left = [c for c in rest if c not in combo]
+            current[seat].extend(combo)
+            assign(i + 1, left, current)
+            del current[seat][len(current[seat]) - len(combo) :]
+
+    assign(0, sorted(pool), [list(h) for h in hands])
+    return worlds
+
+
+def _comb(n: int, k: int) -> int:
+    return math.comb(n, k) if 0 <= k <= n else 0
+
+
+def _perm(n: int) -> int:
+    return math.factorial(max(0, n))
+
+
+#: One of the opponent's plays: its card, the trick before it (empty when it led),
+#: the trick's leader, and whether a draw followed the trick.
+_Play = tuple[int, list[int], int, bool]
+
+
+def opponent_plays(view: View) -> list[_Play]:
+    """Two players: the opponent's plays in order, the current trick's last."""
+    me = view.seat
+    assert me is not None
+    opp = 1 - me
+    plays: list[_Play] = []
+    for index, trick in enumerate(view.tricks):
+        cards = [c for _, c in trick.plays]
+        for position, (seat, card) in enumerate(trick.plays):
+            if seat == opp:
+                plays.append((card, cards[:position], trick.leader, index < DRAWS_2P))
+    for position, (seat, card) in enumerate(view.current_trick):
+        if seat == opp:
+            plays.append((card, [c for _, c in view.current_trick][:position], view.leader, False))
+    return plays
+
+
+class OpponentModel:
+    """The likelihood of the opponent's last plays given its hand in a sampled world:
+    each play is the rule-based policy's card with probability ``MATCH`` (the others
+    share the rest), and the hand it was played from is rebuilt backwards from today's
+    (the card drawn after each trick is any of the hand's, equally likely; the face-up
+    card where the opponent drew it)."""
+
+    def __init__(self, view: View, depth: int = INFERENCE_DEPTH, match: float = MATCH) -> None:
+        me = view.seat
+        assert me is not None and view.trump is not None and view.face_up is not None
+        self.opp = 1 - me
+        self.trump = view.trump
+        self.face_up = view.face_up
+        self.face_up_drawn = view.face_up_holder == self.opp
+        self.plays = opponent_plays(view)[-depth:] if depth else []
+        self.first_index = len(opponent_plays(view)) - len(self.plays)
+        self.match = match
+
+    def likelihood(self, hand: list[int]) -> float:
+        return self._before(len(self.plays) - 1, hand)
+
+    def _before(self, k: int, after: list[int]) -> float:
+        """The likelihood of plays 0..k, the opponent holding ``after`` once play k's
+        trick was over (and its draw made)."""
+        if k < 0:
+            return 1.0
+        card, trick, leader, drew = self.plays[k]
+        if not drew:
+            before = [*after, card]
+            return self._p(card, before, trick, leader) * self._before(k - 1, before)
+        last_draw = self.first_index + k == DRAWS_2P - 1
+        options = [self.face_up] if last_draw and self.face_up_drawn else after
+        total = 0.0
+        for drawn in options:
+            before = [c for c in after if c != drawn] + [card]
+            total += self._p(card, before, trick, leader) * self._before(k - 1, before)
+        return total / len(options)
+
+    def _p(self, card: int, hand: list[int], trick: list[int], leader: int) -> float:
+        if len(hand) <= 1:
+            return 1.0
+        pick = briscola.choose_card(hand, trick, self.opp, leader, 2, self.trump, None)
+        return self.match if pick == card else (1.0 - self.match) / (len(hand) - 1)
+
+
+def inferred_deals(
+    view: View, rng: random.Random, worlds: int, candidates: int = CANDIDATES
+) -> list[tuple[briscola.Deal, int]]:
+    """Two players: ``worlds`` deals drawn in proportion to the opponent model's
+    likelihood among ``candidates`` times as many uniform ones."""
+    me = view.seat
+    assert me is not None
+    model = OpponentModel(view)
+    deals = [briscola.sample_world(view, rng) for _ in range(worlds * candidates)]
+    if not model.plays:
+        return [(deal, 1) for deal in deals[:worlds]]
+    weights = [model.likelihood(hands[1 - me]) for hands, _stock in deals]
+    return resample(deals, weights, worlds, rng)
+
+
+class ChampionPlayer(ExpertPlayer):
+    """``esperto`` with exact endgames and more deals in plain Briscola (module doc)."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        max_seconds: float | None = None,
+        name: str = "campione",
+        worlds: int = WORLDS,
+        exact_stock: int = EXACT_STOCK,
+        infer: bool = True,
+        **expert: Any,
+    ) -> None:
+        super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
+        #: plain Briscola's middle game: sampled deals a decision
+        self.worlds = worlds
+        #: two players: cards left to draw from which the endgame is solved exactly
+        self.exact_stock = exact_stock
+        #: two players: deals weighted by the opponent model (:class:`OpponentModel`)
+        self.infer = infer
+
+    def choose(self, view: View) -> Action:
+        if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
+            return super().choose(view)
+        rng = decision_rng(self.seed, view.smazzata, view.version, view.seat or 0)
+        if self._exact_applies(view):
+            return parse_action(self._exact(view, rng))
+        self.last_worlds = self.worlds
+        deals = None
+        if view.players == 2 and self.infer:
+            deals = inferred_deals(view, rng, self.worlds)
+        return parse_action(
+            briscola.search_code(view, rng, self.worlds, exact_end=True, deals=deals)
+        )
+
+    def _exact_applies(self, view: View) -> bool:
+        if view.players == 2:
+            return view.stock_count <= self.exact_stock
+        return view.partner_hand is not None and view.stock_count == 0
+
+    def _exact(self, view: View, rng: random.Random) -> str:
+        """The card with the best mean exact outcome over the worlds (module doc)."""
+        me = view.seat
+        assert me is not None and view.trump is not None
+        side_of = [
+            next(i for i, side in enumerate(view.sides) if s in side) for s in range(view.players)
+        ]
+        mine = side_points(view, me)
+        legal = [parse_card(code[1:]) for code in view.legal]
+        totals = dict.fromkeys(legal, 0.0)
+        worlds = exact_worlds(view, rng, EXACT_WORLDS)
+        model = OpponentModel(view) if view.players == 2 and self.infer else None
+        for hands, stock in worlds:
+            # two players: each way the hidden cards can lie, weighted by the model
+            weight = model.likelihood(hands[1 - me]) if model is not None else 1.0
+            game = Endgame(
+                hands,
+                stock,
+                view.leader,
+                [c for _, c in view.current_trick],
+                view.trump,
+                side_of,
+                side_of[me],
+            )
+            for card, value in card_values(game).items():
+                totals[card] += weight * outcome(mine + value, view.players)
+        self.last_worlds = len(worlds)
+        best = max(legal, key=lambda c: (round(totals[c], 9), -c))
+        return "c" + card_code(best)
+
+
+__all__ = ["ChampionPlayer", "exact_worlds", "outcome"]

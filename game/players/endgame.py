@@ -1,0 +1,207 @@
+"""Exact play of plain Briscola's last tricks, where every card is known.
+
+With two players the game becomes one of perfect information once the stock is empty:
+the unseen cards are the opponent's hand. With four (R107) each partner sees the other's
+hand after the last draw, and the opponents hold the unseen cards between them. In a
+*determinised* world (every hand and the stock's draw order fixed) the rest of a
+smazzata is a two-sided zero-sum game, and :func:`solve` plays it out exactly:
+alpha-beta over the card points the side still to take (R104's trick winner, R105's
+draws, the trick in progress included).
+
+The ``campione`` player (:mod:`game.players.champion`) solves the last tricks this way:
+with the stock empty and two players, one world (both hands known); with the last draw
+pending, the few ways the unseen cards can lie (expectimax over them); with four after
+the last draw, each way the opponents can split their cards.
+
+:func:`brute_force` is the same value by plain minimax (no pruning, no move ordering):
+the tests check that both agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from game.cards import CARD_POINTS, trick_winner_index
+
+
+@dataclass
+class Endgame:
+    """A determinised plain-Briscola position.
+
+    ``hands`` by seat, ``stock`` in draw order (the face-up card last), the ``leader`` of
+    the trick in progress and its cards so far (``trick``), the ``trump`` suit and each
+    seat's side (``side_of``: 0 or 1). Values are the card points ``side`` still takes
+    from here (the trick on the table included)."""
+
+    hands: list[list[int]]
+    stock: list[int]
+    leader: int
+    trick: list[int]
+    trump: int
+    side_of: Sequence[int]
+    side: int
+
+    def remaining(self) -> int:
+        """Card points not yet taken by anyone (the table, the hands, the stock)."""
+        cards = [c for h in self.hands for c in h] + self.stock + self.trick
+        return sum(CARD_POINTS[c] for c in cards)
+
+
+def _order(cards: list[int]) -> list[int]:
+    # strong and valuable cards first: cut-offs come earlier, the value is the same
+    return sorted(cards, key=lambda c: (-CARD_POINTS[c], c % 10))
+
+
+class _Solver:
+    def __init__(self, game: Endgame, prune: bool) -> None:
+        self.hands = [list(h) for h in game.hands]
+        self.stock = list(game.stock)
+        self.trump = game.trump
+        self.side_of = list(game.side_of)
+        self.side = game.side
+        self.n = len(game.hands)
+        self.prune = prune
+        self.nodes = 0
+
+    def value(self, leader: int, trick: list[int], alpha: float, beta: float) -> int:
+        """Points ``side`` takes from here (alpha-beta window when pruning)."""
+        self.nodes += 1
+        n = self.n
+        if len(trick) == n:
+            winner = (leader + trick_winner_index(trick, self.trump)) % n
+            points = sum(CARD_POINTS[c] for c in trick)
+            gain = points if self.side_of[winner] == self.side else 0
+            drawn: list[tuple[int, int]] = []
+            if self.stock:
+                for k in range(n):
+                    seat = (winner + k) % n
+                    card = self.stock.pop(0)
+                    self.hands[seat].append(card)
+                    drawn.append((seat, card))
+            rest = self.value(winner, [], alpha - gain, beta - gain)
+            for seat, card in reversed(drawn):
+                self.hands[seat].remove(card)
+                self.stock.insert(0, card)
+            return gain + rest
+        seat = (leader + len(trick)) % n
+        hand = self.hands[seat]
+        if not hand:
+            return 0
+        maximise = self.side_of[seat] == self.side
+        best = -1 if maximise else 1 << 30
+        for card in _order(hand) if self.prune else list(hand):
+            hand.remove(card)
+            trick.append(card)
+            v = self.value(leader, trick, alpha, beta)
+            trick.pop()
+            hand.append(card)
+            if maximise:
+                if v > best:
+                    best = v
+                if self.prune:
+                    alpha = max(alpha, v)
+                    if alpha >= beta:
+                        break
+            else:
+                if v < best:
+                    best = v
+                if self.prune:
+                    beta = min(beta, v)
+                    if alpha >= beta:
+                        break
+        return best
+
+
+def solve(game: Endgame) -> int:
+    """The card points ``game.side`` takes from here with best play by both sides."""
+    return _Solver(game, prune=True).value(game.leader, list(game.trick), -1, 1 << 30)
+
+
+def card_values(game: Endgame) -> dict[int, int]:
+    """For each card the seat on turn may play, the points ``game.side`` takes from
+    here when it is played and both sides play best afterwards (exact)."""
+    n = len(game.hands)
+    seat = (game.leader + len(game.trick)) % n
+    values: dict[int, int] = {}
+    for card in game.hands[seat]:
+        hands = [list(h) for h in game.hands]
+        hands[seat].remove(card)
+        after = Endgame(
+            hands,
+            list(game.stock),
+            game.leader,
+            [*game.trick, card],
+            game.trump,
+            game.side_of,
+            game.side,
+        )
+        values[card] = solve(after)
+    return values
+
+
+#: ``last_tricks``'s memo: (trump, leader's hand, follower's hand) -> the leader's points
+LastMemo = dict[tuple[int, tuple[int, ...], tuple[int, ...]], int]
+
+
+def last_tricks(lead: Sequence[int], follow: Sequence[int], trump: int, memo: LastMemo) -> int:
+    """Two players, the stock empty, no card on the table: the card points the seat to
+    lead takes from the hands ``lead`` and ``follow`` with best play by both (the same
+    value as :func:`solve`, faster: plain minimax over at most 3 × 3 cards a trick,
+    positions remembered in ``memo``)."""
+    key = (trump, tuple(sorted(lead)), tuple(sorted(follow)))
+    known = memo.get(key)
+    if known is not None:
+        return known
+    if not lead:
+        return 0
+    total = sum(CARD_POINTS[c] for c in lead) + sum(CARD_POINTS[c] for c in follow)
+    best = -1
+    for card in lead:
+        rest_lead = [c for c in lead if c != card]
+        worst = 1 << 30
+        for answer in follow:
+            rest_follow = [c for c in follow if c != answer]
+            points = CARD_POINTS[card] + CARD_POINTS[answer]
+            if _beats(answer, card, trump):
+                # the follower takes the trick and leads the rest
+                value = total - points - last_tricks(rest_follow, rest_lead, trump, memo)
+            else:
+                value = points + last_tricks(rest_lead, rest_follow, trump, memo)
+            if value < worst:
+                worst = value
+                if worst <= best:
+                    break  # this card cannot beat one already found
+        if worst > best:
+            best = worst
+    memo[key] = best
+    return best
+
+
+def _beats(card: int, best: int, trump: int) -> bool:
+    if card // 10 == best // 10:
+        return card % 10 < best % 10
+    return card // 10 == trump
+
+
+def brute_force(game: Endgame) -> int:
+    """:func:`solve` by plain minimax over every line (tests)."""
+    return _Solver(game, prune=False).value(game.leader, list(game.trick), -1, 1 << 30)
+
+
+def nodes_searched(game: Endgame) -> int:
+    """Positions :func:`solve` visits (diagnostics)."""
+    solver = _Solver(game, prune=True)
+    solver.value(game.leader, list(game.trick), -1, 1 << 30)
+    return solver.nodes
+
+
+__all__ = [
+    "Endgame",
+    "LastMemo",
+    "brute_force",
+    "card_values",
+    "last_tricks",
+    "nodes_searched",
+    "solve",
+]

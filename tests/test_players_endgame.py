@@ -1,0 +1,238 @@
+"""The exact endgame solver of plain Briscola and the ``campione`` player built on it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from game import Game, TableOptions
+from game.actions import PlayCard
+from game.arena import run
+from game.events import BriscolaScored
+from game.players import Player, create_player
+from game.players.champion import ChampionPlayer, exact_worlds, outcome
+from game.players.endgame import Endgame, brute_force, card_values, solve
+from tests.core.helpers import VARIANTS
+
+
+def _options(players: int) -> TableOptions:
+    return TableOptions.model_validate(
+        {"game": "briscola", "players": players, "match_end": "hands:1", "briscola_match": "wins:1"}
+    )
+
+
+def _random_position(seed: int, players: int, stock_left: int) -> Game:
+    """A game of random legal plays stopped at a random card once at most
+    ``stock_left`` cards are left to draw."""
+    rng = random.Random(seed)
+    game = Game.new(_options(players), rng)
+    while len(game.stock) > stock_left or rng.random() < 0.3:
+        if game.is_over() or game.scored_count:
+            break
+        seat = game.current_seat()
+        assert seat is not None
+        game.apply(seat, rng.choice(game.legal_actions(seat)))
+    return game
+
+
+def _engine_value(game: Game, side: tuple[int, ...]) -> int:
+    """Minimax through the real engine: the card points ``side`` ends with."""
+    if game.scored_count:
+        scored = next(e for e in game.history if isinstance(e, BriscolaScored))
+        return scored.points[scored.sides.index(side)]
+    seat = game.current_seat()
+    assert seat is not None
+    values = []
+    for action in game.legal_actions(seat):
+        child = game.clone()
+        child.apply(seat, action)
+        values.append(_engine_value(child, side))
+    return max(values) if seat in side else min(values)
+
+
+def _endgame_of(game: Game, side_index: int) -> tuple[Endgame, int]:
+    sides = game.rules.sides
+    side_of = [next(i for i, s in enumerate(sides) if seat in s) for seat in range(game.n)]
+    taken = sum(game.captured[s] for s in sides[side_index])
+    assert game.trump is not None
+    endgame = Endgame(
+        [list(h) for h in game.hands],
+        list(game.stock),
+        game.leader,
+        list(game.trick),
+        game.trump,
+        side_of,
+        side_index,
+    )
+    return endgame, taken
+
+
+@pytest.mark.parametrize("stock_left", [0, 2])
+def test_the_solver_equals_minimax_through_the_engine_on_random_two_player_endgames(
+    stock_left: int,
+) -> None:
+    positions = 0
+    for seed in range(150 if stock_left == 0 else 45):
+        game = _random_position(seed, 2, stock_left)
+        if game.scored_count or game.is_over():
+            continue
+        side = seed % 2
+        endgame, taken = _endgame_of(game, side)
+        assert endgame.remaining() + sum(game.captured) == 120
+        expected = _engine_value(game, tuple(game.rules.sides[side]))
+        assert taken + solve(endgame) == expected
+        assert taken + brute_force(endgame) == expected
+        positions += 1
+    assert positions >= (100 if stock_left == 0 else 30)
+
+
+def test_the_solver_equals_brute_force_with_four_players_and_a_longer_stock() -> None:
+    rng = random.Random(5)
+    for _ in range(120):
+        deck = list(range(40))
+        rng.shuffle(deck)
+        players = rng.choice((2, 4))
+        size = rng.randint(1, 3) if players == 4 else 3
+        hands = [deck[i * size : (i + 1) * size] for i in range(players)]
+        drawn = 2 * rng.randint(0, 2) if players == 2 else 0
+        stock = deck[players * size : players * size + drawn]
+        endgame = Endgame(
+            hands,
+            stock,
+            rng.randrange(players),
+            [],
+            rng.randrange(4),
+            [s % 2 for s in range(players)],
+            rng.randrange(2),
+        )
+        value = solve(endgame)
+        assert value == brute_force(endgame)
+        values = card_values(endgame).values()
+        to_move = endgame.side_of[endgame.leader] == endgame.side
+        assert (max(values) if to_move else min(values)) == value
+
+
+def test_exact_worlds_enumerate_the_last_draw() -> None:
+    for seed in range(30):
+        game = _random_position(seed, 2, 2)
+        if len(game.stock) != 2 or game.scored_count:
+            continue
+        seat = game.current_seat()
+        assert seat is not None
+        view = game.view(seat)
+        worlds = exact_worlds(view, random.Random(0), 100)
+        # the opponent's 3 (or fewer) cards and the hidden stock card among the unseen
+        assert len(worlds) == 4 or len(worlds) == len(set(map(str, worlds)))
+        truth = ([list(h) for h in game.hands], list(game.stock))
+        assert any(
+            sorted(h[1 - seat]) == sorted(truth[0][1 - seat]) and s == truth[1] for h, s in worlds
+        )
+        for hands, stock in worlds:
+            assert sorted(hands[seat]) == sorted(game.hands[seat])
+            assert stock[-1] == game.face_up
+
+
+def test_outcome_orders_wins_over_points() -> None:
+    assert outcome(61, 2) > outcome(60, 2) > outcome(59, 2)
+    assert outcome(61, 2) < outcome(62, 2)
+
+
+def _small_champion(seed: int) -> ChampionPlayer:
+    player = ChampionPlayer(seed, worlds=6)
+    player.budget, player.min_worlds, player.max_worlds, player.auction_worlds = 400, 2, 4, 4
+    return player
+
+
+def _small(kind: str, seed: int) -> Player:
+    if kind == "campione":
+        return _small_champion(seed)
+    return create_player(kind, seed)
+
+
+@pytest.mark.parametrize("variant", [{}, *VARIANTS], ids=["5", *map(str, VARIANTS)])
+def test_a_short_arena_run_of_campione_in_every_variant(variant: dict[str, object]) -> None:
+    options = TableOptions.model_validate(variant)
+    stats = run(1, 8, "campione", "normale", options=options, make=_small)
+    entry = stats["campione"]
+    assert len(entry.per_deal) == 1 and entry.times
+    if options.game == "briscola":
+        assert entry.wins + entry.draws + entry.losses >= 1
+
+
+@pytest.mark.parametrize("variant", [{}, *VARIANTS], ids=["5", *map(str, VARIANTS)])
+def test_campione_plays_every_variant_legally_and_deterministically(
+    variant: dict[str, object],
+) -> None:
+    options = TableOptions.model_validate(
+        {**variant, "match_end": "hands:1", "briscola_match": "wins:1"}
+    )
+    game = Game.new(options, random.Random(3))
+    players = [_small_champion(s) for s in range(game.n)]
+    twins = [_small_champion(s) for s in range(game.n)]
+    while not game.is_over():
+        seat = game.current_seat()
+        assert seat is not None
+        view = game.view(seat)
+        action = players[seat].choose(view)
+        assert action.code in view.legal
+        assert twins[seat].choose(view) == action
+        game.apply(seat, action)
+
+
+def test_campione_is_offered_and_takes_every_point_at_the_end() -> None:
+    assert create_player("campione", 1).name == "campione"
+    assert create_player("champion", 1).name == "campione"
+    # stock empty, both hands known: it plays the exact best card, worth its points
+    for seed in range(20):
+        game = _random_position(seed, 2, 0)
+        if game.scored_count or game.is_over() or len(game.stock):
+            continue
+        seat = game.current_seat()
+        assert seat is not None
+        side = game.rules.sides.index(next(s for s in game.rules.sides if seat in s))
+        endgame, _ = _endgame_of(game, side)
+        values = card_values(endgame)
+        choice = ChampionPlayer(seed).choose(game.view(seat))
+        assert isinstance(choice, PlayCard)
+        assert values[choice.card] == max(values.values())
+
+
+def test_campione_plays_chiamata_and_three_player_briscola_as_esperto() -> None:
+    from game.players.expert import ExpertPlayer
+    from tests.core.helpers import heuristic_play_views
+
+    views = heuristic_play_views(range(3), limit=6)
+    game = Game.new(_options(3), random.Random(4))
+    seat = game.current_seat()
+    assert seat is not None
+    views.append(game.view(seat))
+    for view in views:
+        champion = ChampionPlayer(9, budget=2_000).choose(view)
+        assert champion == ExpertPlayer(9, budget=2_000).choose(view)
+
+
+def test_the_opponent_model_places_the_hidden_cards_better_than_chance() -> None:
+    """Against a rule-based opponent (the model's own assumption), the deals the
+    inference keeps give the opponent more of its real cards than uniform deals."""
+    from game.players import briscola
+    from game.players.champion import inferred_deals
+    from game.players.heuristic import HeuristicPlayer
+
+    uniform = inferred = 0.0
+    for seed in range(5):
+        game = Game.new(_options(2), random.Random(seed))
+        players = [HeuristicPlayer(s) for s in range(2)]
+        while not game.scored_count:
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            if view.stock_count > 2 and len(view.legal) > 1 and view.tricks:
+                truth = set(game.hands[1 - seat])
+                rng = random.Random(seed)
+                for _ in range(40):
+                    uniform += len(truth & set(briscola.sample_world(view, rng)[0][1 - seat]))
+                for (hands, _stock), count in inferred_deals(view, random.Random(seed), 40):
+                    inferred += count * len(truth & set(hands[1 - seat]))
+            game.apply(seat, players[seat].choose(view))
+    assert inferred > 1.08 * uniform
