@@ -33,6 +33,8 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+from storage import inbox
+
 #: Methods that PTB builds with another method's shared parameters (its ``_send_message``
 #: adds ``parse_mode`` and friends, filled from ``Defaults``): only their own are sent.
 OWN_PARAMETERS = {
@@ -127,6 +129,9 @@ class AiohttpRequest(BaseRequest):
             raise RuntimeError("This AiohttpRequest is not initialized!")
         if self.gate is not None and not self.gate():
             raise Fenced(f"not sent ({url.rsplit('/', 1)[-1]}): this instance is not active")
+        if not url.rsplit("/", 1)[-1].startswith("get"):
+            # a reply, an edit: the update being handled is marked first (storage.inbox)
+            await inbox.before_effect()
         read = _resolve(read_timeout, self._read_timeout)
         connect = _resolve(connect_timeout, self._connect_timeout)
         pool = _resolve(pool_timeout, self._pool_timeout)

@@ -42,6 +42,8 @@ from telegram.ext import Application
 
 from storage import Database, StorageUnavailable, inbox, urgent
 
+from .updates import is_game_press
+
 log = logging.getLogger(__name__)
 
 #: Handled updates are kept this long (Telegram keeps an update 24 hours at most: one
@@ -161,17 +163,22 @@ class Inbox:
 
     async def _handle(self, update: Update) -> None:
         state = inbox.handling(update.update_id)
+        if not is_game_press(update):
+            # no move transaction marks it: marked before its first visible effect (the
+            # reply), so a kill after the reply never answers it twice
+            state.mark_first = lambda: self._mark(update.update_id, state)
         processor = self.app.update_processor
         await processor.process_update(update, self.app.process_update(update))
         # (handler errors went to the error handler: the update was handled)
         if not state.marked:
-            await self._mark(update.update_id)
+            await self._mark(update.update_id, state)
         self._prune_now_and_then()
 
-    async def _mark(self, update_id: int) -> None:
+    async def _mark(self, update_id: int, state: inbox.Handling | None = None) -> None:
         try:
             async with urgent():  # (the sooner, the smaller the window for handling twice)
                 await inbox.mark_handled(self.db, update_id)
+            inbox.committed(state)
         except StorageUnavailable as exc:
             if exc.code != "fenced":
                 log.warning("update %s handled, not marked (%s): the next start handles "

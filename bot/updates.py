@@ -43,6 +43,13 @@ def update_key(update: object) -> Hashable:
     return 0
 
 
+def is_game_press(update: object) -> bool:
+    """Whether ``update`` is the press of a running game's button (its move, or its
+    refusal, is stored with the update's handled mark: :mod:`bot.inbox`)."""
+    key = update_key(update)
+    return isinstance(key, tuple) and key[0] == "game"
+
+
 class PerChatUpdateProcessor(BaseUpdateProcessor):
     def __init__(self, max_concurrent_updates: int = 256) -> None:
         super().__init__(max_concurrent_updates)

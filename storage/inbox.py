@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from .db import Executor
@@ -85,6 +85,9 @@ class Handling:
     update_id: int
     task: asyncio.Task[object] | None
     marked: bool = False
+    #: Writes the mark before the handler's first visible effect (a Bot API call that is
+    #: not a read), for updates that no move transaction marks; None for a game's press.
+    mark_first: Callable[[], Awaitable[None]] | None = None
 
 
 _CURRENT: contextvars.ContextVar[Handling | None] = contextvars.ContextVar(
@@ -106,6 +109,18 @@ def current() -> Handling | None:
     if state is None or state.marked or state.task is not asyncio.current_task():
         return None
     return state
+
+
+async def before_effect() -> None:
+    """Called before a Bot API call that Telegram's user may see (a reply, an edit, an
+    answer): the update the current task handles is marked handled first, if it is one
+    that no move transaction marks. So a process that dies after the reply never handles
+    the update again (answered twice); one that dies before the mark handles it again,
+    and nobody saw the first try."""
+    state = _CURRENT.get()  # (also in the tasks the handler started: its reply is one)
+    if state is not None and not state.marked and state.mark_first is not None:
+        mark, state.mark_first = state.mark_first, None
+        await mark()
 
 
 def committed(state: Handling | None) -> None:
