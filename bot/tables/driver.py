@@ -539,9 +539,9 @@ class Tables:
         ``UiState.drawn`` is the last version whose messages were *delivered*: the games
         whose edits were queued or in flight when the process stopped are redrawn, and so
         are the matches that ended meanwhile (their last results and final scores). The
-        redraws run all at once, the start-up waits for them at most
-        :data:`RESUME_WAIT_SECONDS` (the rest goes on in the background while updates are
-        handled). Each chat is paced as the process before left it
+        redraws run all at once; this runs in the task started after the application
+        (:mod:`bot.app`), so updates are polled and handled meanwhile, and it waits for the
+        redraws at most :data:`RESUME_WAIT_SECONDS` before the command menus are set. Each chat is paced as the process before left it
         (:mod:`bot.tables.pacing`): a group whose game moved is redrawn as soon as its
         limit allows, the keyboard of the seat in turn first (its edit is a turn's)."""
         await self.pacing.restore()
