@@ -541,9 +541,10 @@ class Tables:
         are the matches that ended meanwhile (their last results and final scores). The
         redraws run all at once; this runs in the task started after the application
         (:mod:`bot.app`), so updates are polled and handled meanwhile, and it waits for the
-        redraws at most :data:`RESUME_WAIT_SECONDS` before the command menus are set. Each chat is paced as the process before left it
-        (:mod:`bot.tables.pacing`): a group whose game moved is redrawn as soon as its
-        limit allows, the keyboard of the seat in turn first (its edit is a turn's)."""
+        redraws at most :data:`RESUME_WAIT_SECONDS` before the command menus are set.
+        Each chat is paced as the process before left it (:mod:`bot.tables.pacing`): a
+        group whose game moved is redrawn as soon as its limit allows, the keyboard of the
+        seat in turn first (its edit is a turn's)."""
         await self.pacing.restore()
         self.pacing.start()
         redraws: list[asyncio.Task[None]] = []
