@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import random
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,18 @@ from sandbox.fakeapi import FakeUser
 from sandbox.fakeapi.webapps import init_data
 
 log = logging.getLogger(__name__)
+
+
+async def sse_events(response: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, str]]:
+    """The (event, data) pairs of a Server-Sent Events stream (the Mini App's
+    ``api/events``), as they come."""
+    event = ""
+    async for raw in response.content:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            yield event, line[5:].strip()
 
 
 @dataclass
@@ -122,13 +135,9 @@ class MiniAppSeat:
         try:
             async with self.http.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
                 self._response = resp
-                event = ""
-                async for raw in resp.content:
-                    line = raw.decode().rstrip("\n")
-                    if line.startswith("event:"):
-                        event = line[6:].strip()
-                    elif line.startswith("data:") and event == "state":
-                        state = json.loads(line[5:])
+                async for event, data in sse_events(resp):
+                    if event == "state":
+                        state = json.loads(data)
                         at = loop.time()
                         version = int(state["version"])
                         if state.get("my_turn"):
@@ -138,7 +147,7 @@ class MiniAppSeat:
                                 post.shown = at
                         self._state = state
                         self._wake.set()
-                    elif line.startswith("data:") and event in ("closed", "expired"):
+                    elif event in ("closed", "expired"):
                         return
         finally:
             self.table.live.discard(self.user.id)

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bench.miniapp import sse_events
 from bot.webapp.auth import AuthError, Tokens, sign_init_data, validate_init_data
 from bot.webapp.decks import PICTURES, pictures_of
 from bot.webapp.server import STATIC_DIR
@@ -149,13 +150,9 @@ class Client:
         assert response.status == 200
 
         async def read() -> None:
-            event = None
-            async for raw in response.content:
-                line = raw.decode().rstrip("\n")
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: ") and event == "state":
-                    self.states.append(json.loads(line[6:]))
+            async for event, data in sse_events(response):
+                if event == "state":
+                    self.states.append(json.loads(data))
                     self.updated.set()
 
         self._reader = asyncio.create_task(read())

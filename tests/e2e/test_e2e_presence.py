@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 
+from bench.miniapp import sse_events
 from bot.render import texts
 from bot.tables.render import seat_names
 from sandbox.fakeapi import webapps
@@ -50,13 +51,9 @@ class Page:
         self._reader = asyncio.create_task(self._read(self._response))
 
     async def _read(self, response: aiohttp.ClientResponse) -> None:
-        event = None
-        async for raw in response.content:
-            line = raw.decode().rstrip("\n")
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: ") and event == "state":
-                self.state = json.loads(line[6:])
+        async for event, data in sse_events(response):
+            if event == "state":
+                self.state = json.loads(data)
                 self.received.setdefault(self.state["version"], time.monotonic())
 
     async def move(self, code: str) -> None:
