@@ -100,17 +100,24 @@ def choose(state: dict[str, Any]) -> str:
     return "c" + next(h["card"] for h in state["hand"] if h["playable"])
 
 
+async def _ada_plays(tg: Any, bot: Any, match_end: str) -> tuple[Any, Any, Table]:
+    """Ada alone with the computers at a group's table, its first smazzata dealt:
+    (Ada, the group, the table)."""
+    ada = tg.add_user("Ada", language_code="it")
+    await ada.start_bot()
+    group = tg.add_group("Tavolo", [ada], admins=[ada])
+    table = await small_table(tg, bot, group, [ada], match_end=match_end)
+    await ada.send(group, "/inizia")
+    await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+    return ada, group, table
+
+
 async def test_a_live_player_gets_no_chat_call_and_the_chat_takes_over_when_the_page_closes(
     tg: Any, tmp_path: Any
 ) -> None:
     bot, url = await _webapp_bot(tg, tmp_path, live_turn_notice_seconds=3600)
     try:
-        ada = tg.add_user("Ada", language_code="it")
-        await ada.start_bot()
-        group = tg.add_group("Tavolo", [ada], admins=[ada])
-        table = await small_table(tg, bot, group, [ada], match_end="hands:2")
-        await ada.send(group, "/inizia")
-        await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+        ada, group, table = await _ada_plays(tg, bot, "hands:2")
         await tg.wait_until(lambda: any("Le tue carte" in m.content
                                         for m in tg.chat_messages(ada, from_bot=True)))
         await bot.rt.outbox.drain()
@@ -175,12 +182,7 @@ async def test_a_live_player_who_lets_a_turn_wait_gets_the_chat_turn_after_the_d
     delay = 1.5
     bot, url = await _webapp_bot(tg, tmp_path, live_turn_notice_seconds=delay)
     try:
-        ada = tg.add_user("Ada", language_code="it")
-        await ada.start_bot()
-        group = tg.add_group("Tavolo", [ada], admins=[ada])
-        table = await small_table(tg, bot, group, [ada], match_end="hands:1")
-        await ada.send(group, "/inizia")
-        await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+        ada, _group, table = await _ada_plays(tg, bot, "hands:1")
         async with aiohttp.ClientSession() as http:
             page = Page(http, url, tg, ada)
             await page.open(table.game_id)
