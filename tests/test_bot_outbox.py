@@ -402,3 +402,38 @@ async def test_what_a_message_shows_is_kept_across_a_restart(tmp_path: Any) -> N
         await second.close()
     finally:
         await db.close()
+
+
+class RefusingDatabase:
+    """A database whose every transaction fails with ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.attempts = 0
+
+    async def run_transaction(self, fn: Any) -> None:
+        self.attempts += 1
+        raise self.error
+
+
+@pytest.mark.parametrize(("code", "warned"), [("fenced", False), ("unavailable", True)])
+async def test_a_failed_pacing_save_is_kept_and_warned_except_when_fenced(
+    code: str, warned: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A save the database refuses keeps the changes for the next save and says so in
+    the log; when the refusal is the fence (this instance stopped being the active one,
+    its tasks are being cancelled) nothing of the active period may log."""
+    from bot.tables.pacing import PaceKeeper
+    from storage import StorageUnavailable
+
+    bot = RecordingBot()
+    box = outbox(bot)
+    box.edit(7, 1, "a call")
+    await box.drain()
+    db = RefusingDatabase(StorageUnavailable("refused", code=code))
+    keeper = PaceKeeper(db, box)  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="bot.tables.pacing"):
+        await keeper.save()
+        await keeper.save()  # the kept changes are tried again, nothing new needed
+    assert db.attempts == 2
+    assert any("pacing not saved" in r.getMessage() for r in caplog.records) is warned

@@ -95,7 +95,8 @@ class PaceKeeper:
         try:  # (at once, like a move: no trip to the database thread per statement)
             await self.db.run_transaction(lambda tx: repo.save_chat_pace(tx, rows, before))
         except StorageError as exc:  # kept for the next save
-            log.warning("pacing not saved (%s): again in %.1f s", exc, SAVE_SECONDS)
+            if exc.code != "fenced":  # (fenced: this instance's tasks are being cancelled)
+                log.warning("pacing not saved (%s): again in %.1f s", exc, SAVE_SECONDS)
             return
         self._pending.clear()
 
