@@ -23,7 +23,13 @@ def fresh_pool() -> object:
     players.shutdown()
 
 
-async def test_search_decisions_run_in_the_pool_and_match_the_player(fresh_pool: object) -> None:
+async def test_search_decisions_run_in_the_pool_and_match_the_player(
+    fresh_pool: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the wall-clock caps (tested below) out of the way: on a loaded machine the search
+    # in the pool would stop sampling early and decide otherwise than the one here
+    monkeypatch.setattr(players, "SEARCH_SOFT_SECONDS", 60.0)
+    monkeypatch.setattr(players, "DECISION_CAP_SECONDS", 120.0)
     views = _play_views(4)
     # several at once: bounded by the slots, every one answered
     actions = await asyncio.gather(

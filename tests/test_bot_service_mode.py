@@ -70,10 +70,13 @@ def test_a_hanging_stop_is_cut_short_and_a_second_signal_does_not_interrupt_it(
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     assert proc.stdout.readline().strip() == "stopping True"
+    stopping = time.monotonic()  # (on a loaded machine the signal itself can take a while)
     proc.send_signal(signal.SIGTERM)  # logged, no second SystemExit
     out, err = proc.communicate(timeout=10)
-    took = time.monotonic() - started
+    ended = time.monotonic()
     assert proc.returncode == FORCED_EXIT, err
-    assert 0.5 <= took < 3.0
+    # the stop that hangs (30 s) is cut at the guard's 0.6 s after the first signal
+    assert ended - started >= 0.5
+    assert ended - stopping < 3.0
     assert "not reached" not in out
     assert "the graceful stop took more than 1 s: exiting now" in err

@@ -3,7 +3,7 @@ source tree and run its ``briscola-bot`` command against the fake Bot API until 
 ``/start`` in Italian and in English (the translations travel inside the wheel), with the
 container's health check (``python -m bot.health``) passing while it runs.
 
-Offline: the wheel is built without build isolation (setuptools comes from the test venv)
+Offline: the wheel (pure Python: see :func:`build_wheel`) is built without build isolation (setuptools comes from the test venv)
 and installed with ``--no-deps --no-index``; the fresh venv sees the test venv's
 installed dependencies through a ``.pth`` line (which adds that directory to ``sys.path``
 without running its own ``.pth`` files, so the editable install of the source tree stays
@@ -45,10 +45,15 @@ def build_wheel(tmp_path: Path) -> Path:
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )  # fmt: skip
     dist = tmp_path / "dist"
+    # pure Python (setup.py's switch): compiling the hot loop with mypyc takes a minute of
+    # CPU and is not what is checked here; the compiled wheel is built and run by the
+    # container check (scripts/container-check, in .ci/run), and the compiled modules are
+    # checked against their source by tests/test_players_compiled.py
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--verbose", "--no-deps", "--no-index",
          "--no-build-isolation", "--wheel-dir", str(dist), str(src)],
         check=True, cwd=tmp_path, capture_output=True, text=True,
+        env={**os.environ, "BRISCOLA_PURE_PYTHON": "1"},
     )  # fmt: skip
     # the build warns about nothing (a deprecated `project.license` table did, every time)
     warnings = re.findall(r"\w+Warning: .*", build.stdout + build.stderr)
