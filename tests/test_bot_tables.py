@@ -235,12 +235,14 @@ class _HeldOutbox(_RecordingOutbox):
         self.ranks: dict[int, int] = {}
 
     async def send(self, chat_id: int, text: str, kb: Any = None, *, thread_id: Any = None,
-                   priority: int = Priority.TABLE) -> Any:
+                   priority: int = Priority.TABLE, wanted: Any = None) -> Any:
         from types import SimpleNamespace
 
         self.asked.append(chat_id)
         self.ranks[chat_id] = priority
         await self.release.wait()
+        if wanted is not None and not wanted():  # (as the outbox: not sent, not counted)
+            return None
         mid = 100 + len(self.texts)
         self.texts[(chat_id, mid)] = text
         return SimpleNamespace(message_id=mid, chat=SimpleNamespace(id=chat_id))

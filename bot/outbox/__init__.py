@@ -219,8 +219,11 @@ class Outbox:
         *,
         thread_id: int | None = None,
         priority: int = Priority.TABLE,
+        wanted: Callable[[], bool] | None = None,
     ) -> Message | None:
-        """Send a new message (waiting for the budgets); None if the chat refused.
+        """Send a new message (waiting for the budgets); None if the chat refused, or if
+        ``wanted()`` says no once the budgets granted it (nobody needs it any more: its
+        call goes to the next one waiting).
 
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
@@ -231,6 +234,10 @@ class Outbox:
             if self._chat(chat_id).drops != drops:
                 self.budget.refund()
                 log.info("send to %s dropped: the bot was removed from the chat", chat_id)
+                return None
+            if wanted is not None and not wanted():
+                self.budget.refund()
+                self.stats["sends_not_wanted"] += 1
                 return None
             paced = PACED.set(True)
             try:
