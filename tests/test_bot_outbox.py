@@ -405,3 +405,28 @@ async def test_what_a_message_shows_is_kept_across_a_restart(tmp_path: Any) -> N
         await second.close()
     finally:
         await db.close()
+
+
+async def test_a_waiting_send_is_promoted_and_one_nobody_wants_is_not_made() -> None:
+    """Issue 32: a new message waiting for the bot's budget at a table's rank goes as a
+    turn's once promoted (a new hand whose player's turn came meanwhile), before the
+    table calls that waited longer; a send whose ``wanted()`` says no when its call is
+    granted is not made (its player opened the Mini App meanwhile) and gives the call
+    back to the next one waiting."""
+    bot = RecordingBot()
+    box = Outbox(bot, messages_per_second=50)  # type: ignore[arg-type]
+    box.budget.burst = 1.0
+    await box.budget.acquire(Priority.TURN)  # busy: everything below queues
+    tables = [asyncio.create_task(box.send(-(100 + i), f"table {i}")) for i in range(3)]
+    wanted = {"hand 7": True, "hand 8": False}
+    hands = [asyncio.create_task(box.send(user, f"hand {user}", priority=Priority.TABLE,
+                                          wanted=lambda user=user: wanted[f"hand {user}"]))
+             for user in (7, 8)]
+    await asyncio.sleep(0)
+    box.promote(7, Priority.TURN)
+    box.promote(9, Priority.TURN)  # (no send waiting there: nothing)
+    sent = await asyncio.wait_for(asyncio.gather(*tables, *hands), 5)
+    assert [c[3] for c in bot.calls] == ["hand 7", "table 0", "table 1", "table 2"]
+    assert sent[-1] is None and box.stats["sends_not_wanted"] == 1
+    assert box.stats["private_sends"] == 1 and box.stats["group_sends"] == 3
+    await box.close()

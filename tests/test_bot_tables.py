@@ -252,6 +252,10 @@ class _HeldOutbox(_RecordingOutbox):
         super().edit(chat_id, message_id, text, kb, delay=delay, priority=priority)
         self.texts[(chat_id, message_id)] = text
 
+    def promote(self, chat_id: int, priority: int) -> None:
+        """(The sends waiting for this chat now carry something more urgent.)"""
+        self.ranks[chat_id] = min(self.ranks[chat_id], priority)
+
 
 async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     """A new smazzata's table and hands wait for Telegram's budget after the redraw that
@@ -299,6 +303,18 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     await renderer.draw(row, game, again, [])  # the next move's redraw, meanwhile
     await asyncio.sleep(0.01)
     assert len(box.asked) == 6 and not again.pending
+    # the first bidder bids (in the Mini App, say) while the hands are on their way: the
+    # next bidder's hand, in flight at a table's rank, is sent as a turn's now
+    moved = game.clone()
+    moved.apply(bidder, moved.legal_actions(bidder)[-1])
+    following = moved.current_seat()
+    assert following is not None and following != bidder
+    assert box.ranks[10 + following] == Priority.TABLE
+    await renderer.draw(row, moved, Drawn(UiState(), land=land), [])
+    assert len(box.asked) == 6
+    assert box.ranks == {group: Priority.TABLE, **{
+        10 + s: Priority.TURN if s in (bidder, following) else Priority.TABLE
+        for s in range(5)}}
     box.release.set()
     assert await asyncio.gather(*first.pending) == [True] * 6
     ui = state["ui"]

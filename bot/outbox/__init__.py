@@ -100,6 +100,8 @@ class _Chat:
     #: How many times the chat was dropped (the bot removed): a send that was waiting
     #: for the budget when it changed does not go out.
     drops: int = 0
+    #: The places in the bot's budget of the sends waiting for it (see :meth:`promote`).
+    sends: list[Any] = field(default_factory=list)
 
 
 class Outbox:
@@ -228,9 +230,15 @@ class Outbox:
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
-        drops = self._chat(chat_id).drops
+        chat = self._chat(chat_id)
+        drops = chat.drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
-            await self._take(chat_id, priority)
+            waiter = self.budget.waiter(priority)
+            chat.sends.append(waiter)
+            try:
+                await self.pacer.take(chat_id, priority, waiter)
+            finally:
+                chat.sends.remove(waiter)
             if self._chat(chat_id).drops != drops:
                 self.budget.refund()
                 log.info("send to %s dropped: the bot was removed from the chat", chat_id)
@@ -270,6 +278,13 @@ class Outbox:
     async def _forbidden(self, chat_id: int, exc: Forbidden) -> None:
         if self.on_forbidden is not None:
             await self.on_forbidden(chat_id, str(exc))
+
+    def promote(self, chat_id: int, priority: int) -> None:
+        """The new messages waiting to be sent to this chat now carry something more
+        urgent (a new hand sent at a table's rank whose player's turn has come)."""
+        chat = self._chats.get(self.resolve(chat_id))
+        for waiter in () if chat is None else chat.sends:
+            self.budget.promote(waiter, priority)
 
     def drop_chat(self, chat_id: int) -> None:
         """The chat is gone (the bot was removed): forget its pending edits, and the

@@ -157,12 +157,13 @@ class Pacer:
         self._dirty.add(chat_id)
         return self.pace(chat_id).reserve(now)
 
-    async def take(self, chat_id: int, priority: int) -> None:
-        """Wait for and spend one call of the chat's and the bot's budget."""
+    async def take(self, chat_id: int, priority: int, waiter: Any = None) -> None:
+        """Wait for and spend one call of the chat's and the bot's budget (``waiter``:
+        the place in the bot's budget, to promote it meanwhile)."""
         wait = self.reserve(chat_id, time.monotonic()) - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
-        await self.budget.acquire(priority)
+        await self.budget.acquire(priority, waiter)
 
 
 class _Taker(Protocol):

@@ -482,9 +482,15 @@ class Renderer:
         for seat in seats:
             chat = self.layout.hand_chat(seat)
             mid = drawn.ui.hands.get(seat.seat)
-            if chat is None or (mid is None and (row.game_id, f"hand:{seat.seat}")
-                                in self._sending):
-                continue  # (a new hand on its way: the redraw after it draws it)
+            if chat is None:
+                continue
+            if mid is None and (row.game_id, f"hand:{seat.seat}") in self._sending:
+                # a new hand on its way (the redraw after it draws it): sent as a turn's
+                # if its player's turn has come meanwhile (the first bidder in the Mini
+                # App bid while 50 new tables' hands were being sent)
+                if game.current_seat() == seat.seat:
+                    self.outbox.promote(chat, Priority.TURN)
+                continue
             key = (row.game_id, seat.seat)
             live = not seat.away and self.presence.live(row.game_id, seat.user_id)
             pressed_here = pressed is not None and pressed == (chat, mid)
