@@ -117,6 +117,7 @@ class _RecordingOutbox:
     def __init__(self, group_wait: float = 0.0) -> None:
         self.edits: dict[tuple[int, int], int] = {}
         self.markups: dict[tuple[int, int], Any] = {}
+        self.delays: dict[tuple[int, int], float] = {}
         #: Seconds before the group's next call could go (other calls reserved before).
         self.group_wait = group_wait
         self.budget = self  # (the bot's budget: room for a call)
@@ -137,6 +138,7 @@ class _RecordingOutbox:
              delay: float = 0.0, priority: int = Priority.TABLE) -> None:
         self.edits[(chat_id, message_id)] = priority
         self.markups[(chat_id, message_id)] = kb
+        self.delays[(chat_id, message_id)] = delay
 
 
 async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
@@ -182,6 +184,77 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
         passes = [a for a in legal if a.code == "P"]
         game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
     assert seen == {"auction", "declaration", "play"}
+
+
+async def test_with_a_player_in_the_mini_app_the_group_is_the_spectators_view() -> None:
+    """Issue 32: at a table with a player live in the Mini App the group's edits take the
+    lowest rank, held until a milestone (a trick won, the auction's result); where some
+    play in the chat the auction is shown as it goes, a few bids in one edit (held
+    ``AUCTION_HELD_FACTOR × private_lazy_seconds``), where all are live it waits for its
+    result. The chat players' waiting hands are not redrawn for a trick's end there (the
+    group's milestone shows it; their turn's edit brings their hand up to date). With
+    nobody live, the group is a table's and the waiting hands show each trick's end."""
+    import random
+
+    from bot.prefs import Prefs
+    from bot.presence import Presence
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import AUCTION_HELD_FACTOR, HELD_FACTOR, Drawn, Renderer
+    from game import Game, TableOptions
+    from game.events import Event, SuitDeclared, TrickWon
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    ui = json.dumps({"table": 1, "table_chat": group, "hands": {str(i): 20 + i for i in range(5)}})
+
+    async def draw(game: Game, live: set[int], events: list[Event]) -> _RecordingOutbox:
+        presence = Presence()
+        for user in live:
+            presence.opened(1, user)
+        row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                      ui, None, 0, 0, None, seats)
+        box = _RecordingOutbox()
+        renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                            presence)
+        await renderer.draw(row, game, Drawn(UiState.parse(ui)), events)
+        return box
+
+    lazy = 4.0
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    rng = random.Random(4)
+    table = (group, 1)
+    box = await draw(game, set(), [])
+    assert (box.edits[table], box.delays[table]) == (Priority.TABLE, 0.0)
+    box = await draw(game, {10}, [])  # one in the Mini App, four in the chat
+    assert (box.edits[table], box.delays[table]) == (Priority.IDLE, lazy * AUCTION_HELD_FACTOR)
+    assert (10, 20) not in box.edits  # (nothing in a live player's chat)
+    box = await draw(game, set(range(10, 15)), [])  # all of them there
+    assert (box.edits[table], box.delays[table]) == (Priority.IDLE, lazy * HELD_FACTOR)
+    tricks = 0
+    while tricks < 2:
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        events = game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        if game.view(None).phase != "play":
+            continue
+        won = any(isinstance(e, TrickWon) for e in events)
+        tricks += won
+        leader = game.current_seat()
+        waiting = [(10 + s, 20 + s) for s in range(1, 5) if s != leader]
+        box = await draw(game, {10}, events)
+        assert box.edits[table] == Priority.IDLE
+        milestone = won or any(isinstance(e, SuitDeclared) for e in events)
+        assert box.delays[table] == (0.0 if milestone else lazy * HELD_FACTOR)
+        assert all((box.edits[w], box.delays[w]) == (Priority.IDLE, lazy * HELD_FACTOR)
+                   for w in waiting if w in box.edits)
+        if won:
+            box = await draw(game, set(), events)
+            assert (box.edits[table], box.delays[table]) == (Priority.TABLE, 0.0)
+            assert waiting and all((box.edits[w], box.delays[w]) == (Priority.IDLE, 0.0)
+                                   for w in waiting)
 
 
 async def test_the_pressed_message_and_the_bidder_in_turn_are_drawn_first() -> None:
