@@ -186,6 +186,89 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
     assert seen == {"auction", "declaration", "play"}
 
 
+async def test_a_hand_nobody_looks_at_is_not_sent_and_comes_when_the_page_closes() -> None:
+    """Issue 32: a new hand whose player opened the Mini App while it waited for the
+    budget is not sent (the version still counts as shown); when their page closes, the
+    next redraw sends it at once, as a turn's. A page closing also brings a hand that
+    was not skipped up to date at once (whatever the outbox held for it: a waiting
+    hand's edit in play is held up to a minute)."""
+    import random
+
+    from bot.prefs import Prefs
+    from bot.presence import Presence
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import HELD_FACTOR, Drawn, Landing, Renderer
+    from game import Game, TableOptions
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    state = {"ui": UiState()}
+
+    def row_of(ui: UiState) -> GameRow:  # (the renderer draws from ``Drawn.ui``)
+        return GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                       "{}", None, 0, 0, None, seats)
+
+    async def land(compute: Landing) -> bool:
+        changes = compute(state["ui"], 0)
+        if changes is None:
+            return False
+        state["ui"] = state["ui"].merged(changes)
+        return True
+
+    presence = Presence()
+    box = _HeldOutbox()
+    renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                        presence)
+    first = Drawn(UiState(), land=land)
+    await renderer.draw(row_of(UiState()), game, first, [])
+    await asyncio.sleep(0.01)
+    waiting = next(s for s in range(5) if s != game.current_seat())
+    presence.opened(1, 10 + waiting)  # their page opens while the hands wait
+    box.release.set()
+    assert await asyncio.gather(*first.pending) == [True] * 6
+    ui = state["ui"]
+    assert waiting not in ui.hands and len(ui.hands) == 4
+    assert (10 + waiting) not in {chat for chat, _ in box.texts}
+    presence.closed(1, 10 + waiting)
+    renderer.back(1, 10 + waiting)
+    box.asked.clear()
+    again = Drawn(ui, land=land)
+    await renderer.draw(row_of(ui), game, again, [])
+    assert box.asked == [10 + waiting] and box.ranks[10 + waiting] == Priority.TURN
+    assert await asyncio.gather(*again.pending) == [True]
+    assert waiting in state["ui"].hands
+
+    # in play, a waiting hand's edit is held; the page's close brings it at once
+    hands = json.dumps({"table": 1, "table_chat": group,
+                        "hands": {str(i): 20 + i for i in range(5)}})
+    rng = random.Random(4)
+    while game.view(None).phase != "play":
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+    seat = game.current_seat()
+    assert seat is not None
+    game.apply(seat, game.legal_actions(seat)[0])
+    waiting = next(s for s in range(5) if s not in (seat, game.current_seat()))
+    row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                  hands, None, 0, 0, None, seats)
+    held = _RecordingOutbox()
+    renderer = Renderer(held, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                        Presence())
+    hand = (10 + waiting, 20 + waiting)
+    await renderer.draw(row, game, Drawn(UiState.parse(hands)), [])
+    assert (held.edits[hand], held.delays[hand]) == (Priority.IDLE, 4.0 * HELD_FACTOR)
+    renderer.back(1, 10 + waiting)
+    await renderer.draw(row, game, Drawn(UiState.parse(hands)), [])
+    assert (held.edits[hand], held.delays[hand]) == (Priority.TURN, 0.0)
+    await renderer.draw(row, game, Drawn(UiState.parse(hands)), [])  # (once)
+    assert (held.edits[hand], held.delays[hand]) == (Priority.IDLE, 4.0 * HELD_FACTOR)
+
+
 async def test_with_a_player_in_the_mini_app_the_group_is_the_spectators_view() -> None:
     """Issue 32: at a table with a player live in the Mini App the group's edits take the
     lowest rank, held until a milestone (a trick won, the auction's result); where some
