@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import signal
@@ -123,10 +122,6 @@ def run(app: Any, settings: Settings) -> None:
     are :class:`StopGuard`'s, not PTB's."""
     from telegram import Update
 
-    # What the start-up made (modules, the application: a few hundred thousand objects)
-    # lives as long as the process: out of the collector's full passes, which walked it
-    # all each time (200-450 ms with the event loop stopped, at 200 tables).
-    gc.freeze()
     if settings.webhook_url is None:
         app.run_polling(allowed_updates=Update.ALL_TYPES, stop_signals=None, close_loop=False)
         return

@@ -20,7 +20,7 @@ import contextvars
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from .db import Database, Executor
+from .db import Executor
 
 __all__ = [
     "Handling", "committed", "current", "delete_digests", "handling", "load_digests",
@@ -32,31 +32,22 @@ __all__ = [
 # --------------------------------------------------------------------------- the inbox
 
 
-async def store_updates(db: Database, updates: Iterable[tuple[int, str]]) -> list[int]:
+async def store_updates(ex: Executor, updates: Iterable[tuple[int, str]]) -> list[int]:
     """Store updates (id, JSON payload) in one transaction; the ids that were new (an
     update delivered again, stored before by this instance or the one before it, is
-    not stored twice and not returned).
-
-    One :meth:`~storage.db.Database.run_transaction` (SQLite: at once on the event
-    loop's thread): every update waits for it before it is handled, and a transaction
-    of three trips to the database's thread cost each press three turns of a busy event
-    loop (at 200 tables, tens of milliseconds of its answer)."""
-    rows = [(int(update_id), payload) for update_id, payload in updates]
-
-    async def body(tx: Executor) -> list[int]:
-        new: list[int] = []
+    not stored twice and not returned)."""
+    new: list[int] = []
+    async with ex.transaction() as tx:
         now = tx.now()
-        for update_id, payload in rows:
+        for update_id, payload in updates:
             changed = await tx.execute(
                 "INSERT INTO inbox (update_id, payload, received_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (update_id) DO NOTHING",
-                (update_id, payload, now),
+                (int(update_id), payload, now),
             )
             if changed == 1:
-                new.append(update_id)
-        return new
-
-    return await db.run_transaction(body)
+                new.append(int(update_id))
+    return new
 
 
 async def pending_updates(ex: Executor, limit: int = 10_000) -> list[tuple[int, str]]:
@@ -142,22 +133,16 @@ def committed(state: Handling | None) -> None:
 
 
 async def save_digest(
-    db: Database, chat_id: int, message_id: int, text_digest: str, kb_digest: str
+    ex: Executor, chat_id: int, message_id: int, text_digest: str, kb_digest: str
 ) -> None:
-    """What a message shows now (Telegram accepted it). Written after every call of the
-    outbox, before the next one to that chat: one :meth:`~storage.db.Database.
-    run_transaction` (SQLite: at once, not a trip to the database's thread that holds
-    the database for the moves waiting behind it)."""
-    async def body(tx: Executor) -> None:
-        await tx.execute(
-            "INSERT INTO message_digests (chat_id, message_id, text_digest, kb_digest, "
-            "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_id, message_id) DO UPDATE "
-            "SET text_digest = excluded.text_digest, kb_digest = excluded.kb_digest, "
-            "updated_at = excluded.updated_at",
-            (int(chat_id), int(message_id), text_digest, kb_digest, tx.now()),
-        )
-
-    await db.run_transaction(body)
+    """What a message shows now (Telegram accepted it)."""
+    await ex.execute(
+        "INSERT INTO message_digests (chat_id, message_id, text_digest, kb_digest, updated_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_id, message_id) DO UPDATE SET "
+        "text_digest = excluded.text_digest, kb_digest = excluded.kb_digest, "
+        "updated_at = excluded.updated_at",
+        (int(chat_id), int(message_id), text_digest, kb_digest, ex.now()),
+    )
 
 
 async def delete_digests(ex: Executor, chat_id: int, message_id: int) -> None:
