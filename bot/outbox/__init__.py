@@ -100,8 +100,6 @@ class _Chat:
     #: How many times the chat was dropped (the bot removed): a send that was waiting
     #: for the budget when it changed does not go out.
     drops: int = 0
-    #: The places in the bot's budget of the sends waiting for it (see :meth:`promote`).
-    sends: list[Any] = field(default_factory=list)
 
 
 class Outbox:
@@ -230,15 +228,9 @@ class Outbox:
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
-        chat = self._chat(chat_id)
-        drops = chat.drops
+        drops = self._chat(chat_id).drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
-            waiter = self.budget.waiter(priority)
-            chat.sends.append(waiter)
-            try:
-                await self.pacer.take(chat_id, priority, waiter)
-            finally:
-                chat.sends.remove(waiter)
+            await self.pacer.take(chat_id, priority, promotable=True)
             if self._chat(chat_id).drops != drops:
                 self.budget.refund()
                 log.info("send to %s dropped: the bot was removed from the chat", chat_id)
@@ -280,11 +272,8 @@ class Outbox:
             await self.on_forbidden(chat_id, str(exc))
 
     def promote(self, chat_id: int, priority: int) -> None:
-        """The new messages waiting to be sent to this chat now carry something more
-        urgent (a new hand sent at a table's rank whose player's turn has come)."""
-        chat = self._chats.get(self.resolve(chat_id))
-        for waiter in () if chat is None else chat.sends:
-            self.budget.promote(waiter, priority)
+        """See :meth:`bot.outbox.pace.Pacer.promote` (a new hand, a turn's now)."""
+        self.pacer.promote(self.resolve(chat_id), priority)
 
     def drop_chat(self, chat_id: int) -> None:
         """The chat is gone (the bot was removed): forget its pending edits, and the

@@ -79,6 +79,8 @@ class Pacer:
         #: Chats whose pacing changed since :meth:`pace_changes` was last asked.
         self._dirty: set[int] = set()
         self._paces: dict[int, ChatPace] = {}
+        #: The places in the bot's budget of the calls waiting with ``promotable``.
+        self._promotable: dict[int, list[Any]] = {}
 
     def interval(self, chat_id: int) -> float:
         """Seconds between two calls of this chat (the pacing interval)."""
@@ -157,13 +159,31 @@ class Pacer:
         self._dirty.add(chat_id)
         return self.pace(chat_id).reserve(now)
 
-    async def take(self, chat_id: int, priority: int, waiter: Any = None) -> None:
-        """Wait for and spend one call of the chat's and the bot's budget (``waiter``:
-        the place in the bot's budget, to promote it meanwhile)."""
-        wait = self.reserve(chat_id, time.monotonic()) - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        await self.budget.acquire(priority, waiter)
+    async def take(self, chat_id: int, priority: int, *, promotable: bool = False) -> None:
+        """Wait for and spend one call of the chat's and the bot's budget; ``promotable``:
+        :meth:`promote` may raise its rank while it waits (a new message)."""
+        waiter = self.budget.waiter(priority) if promotable else None
+        if waiter is not None:
+            self._promotable.setdefault(chat_id, []).append(waiter)
+        try:
+            wait = self.reserve(chat_id, time.monotonic()) - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            await self.budget.acquire(priority, waiter)
+        finally:
+            if waiter is not None:
+                waiting = self._promotable[chat_id]
+                waiting.remove(waiter)
+                if not waiting:
+                    del self._promotable[chat_id]
+
+    def promote(self, chat_id: int, priority: int) -> None:
+        """The calls of this chat waiting with ``promotable`` (new messages) now carry
+        something more urgent: a new hand sent at a table's rank whose player's turn has
+        come (issue 32: at set-up, the first bidder in the Mini App bids while 50 tables'
+        hands wait for the budget)."""
+        for waiter in self._promotable.get(chat_id, ()):
+            self.budget.promote(waiter, priority)
 
 
 class _Taker(Protocol):
