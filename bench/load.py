@@ -279,15 +279,17 @@ async def run_bot(
             await asyncio.gather(*players, return_exceptions=True)
             measure_miniapp(figures, sims, [p for i in pages for p in pages[i]],
                             tg.calls[calls0:], t0, t1)
-            await asyncio.gather(*(page.stop() for i in pages for page in pages[i]))
             side_window = None if side_clicks is None else await side_clicks
-            # grace: whatever was offered in the window must still be handled
+            # grace: whatever was offered in the window must still be handled (before the
+            # pages close: a thousand pages closing at once make the bot redraw a
+            # thousand chat hands, and the window's last clicks waited behind them)
             grace_end = loop.time() + args.grace
             while loop.time() < grace_end:
                 pending = [u for u in window(tg.update_log, t0, t1) if u.handled_at is None]
                 if not pending:
                     break
                 await asyncio.sleep(0.2)
+            await asyncio.gather(*(page.stop() for i in pages for page in pages[i]))
             turns = window_turns(sims, t0, t1)
             waits = [w for w, _ in turns]
             figures.turn_p50 = percentile(waits, 50)

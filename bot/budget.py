@@ -17,14 +17,15 @@
 get what the turns leave, but never less than a bounded share: a table call that waited
 ``table_wait`` (one group pacing interval, see ``bot.outbox``) takes one grant in
 ``table_share`` ahead of the turns, the one waiting longest first (the stalest group).
-With the outbox's share (one in five) the turns keep four fifths of the budget whatever
-the number of tables: in play (one urgent call a move) a table's next move can come at
-best every ``tables / (0.8 × rate)`` seconds, the player's own thinking included (200
-tables at 27/s: ~9.3 s; measured: buttons p95 8.3 s), and the groups share the last fifth
-(~5.4 edits a second at 27/s): a busy group is redrawn every ``tables / 5.4`` seconds
-(50 tables: ~9 s; 200 tables: ~37 s), each edit showing every move since the last one
-(the outbox merges them). A group never freezes, but when Telegram's ~30 calls a second
-cannot give every group an edit per pacing interval *and* every player their buttons, the
+With the outbox's share (one in ten, ``bot.outbox.pace.TABLE_SHARE``) the turns keep
+nine tenths of the budget whatever the number of tables: in play a table's next move can
+come at best every ``tables × 2 / (0.9 × rate)`` seconds (two private calls a move: the
+presser's own message, the next player's buttons), the player's own thinking included,
+and the groups share the last tenth (~2.7 edits a second at 27/s): a busy group is
+redrawn every ``tables / 2.7`` seconds (50 tables: ~18 s), each edit showing every move
+since the last one (the outbox merges them; the players see each trick in their own
+hands meanwhile). A group never freezes, but when Telegram's ~30 calls a second cannot
+give every group an edit per pacing interval *and* every player their buttons, the
 buttons win. The hands of players who cannot act get nothing then (they are brought up
 to date when their turn comes).
 
@@ -41,9 +42,9 @@ button ~1.5 s and the own redraw 8–17 s: a press not shown is what a player no
 In a group's auction the bidder in turn bids from their private hand (issue 32; it was
 the group's keyboard, paced at ~20 calls a minute): a bid costs the presser's own edit and
 the next bidder's hand, both private, and the group table is an edit at the table's
-rank. A table whose human players are all live in the Mini App (:mod:`bot.presence`)
-gets nothing in their chats per move, and its group's edits take the lowest rank
-(:attr:`Priority.IDLE`), held until a milestone (:mod:`bot.tables.render`).
+rank. A player live in the Mini App (:mod:`bot.presence`) gets nothing in their chat per
+move, and the group of a table with a live player takes the lowest rank
+(:attr:`Priority.IDLE`), its edits held until a milestone (:mod:`bot.tables.render`).
 
 Only message-producing calls (sends and edits) are counted, as Telegram does: callback
 answers never wait here.
@@ -73,8 +74,8 @@ class Priority(IntEnum):
     #: The group table, results, announcements.
     TABLE = 2
     #: Hands of players who cannot act now (held and merged; brought up to date at the
-    #: end of each trick and at the player's turn); the group of a table whose players
-    #: are all in the Mini App (only spectators look at it).
+    #: end of each trick and at the player's turn); the group of a table with players in
+    #: the Mini App (spectators look at it: the players see their page or their hand).
     IDLE = 3
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import random
@@ -83,7 +84,15 @@ class Applied:
 
 def match_prefs(row: GameRow) -> Prefs:
     """The settings a match was started with (stored with the game, not the chat's)."""
-    return Prefs.from_json(row.settings_json)
+    return _prefs_of_json(row.settings_json)
+
+
+@functools.lru_cache(maxsize=4096)
+def _prefs_of_json(text: str | None) -> Prefs:
+    """:meth:`Prefs.from_json`, once per distinct text (a match's settings never change,
+    and every redraw and every Mini App state reads them: at 200 tables the parse was a
+    tenth of the states' cost). ``Prefs`` is frozen, so one instance is shared safely."""
+    return Prefs.from_json(text)
 
 
 def turn_deadline(

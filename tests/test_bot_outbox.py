@@ -332,12 +332,15 @@ async def test_a_table_that_waited_takes_one_grant_in_three_ahead_of_the_turns()
     await budget.close()
 
 
-async def test_under_saturation_the_turns_keep_four_grants_in_five_stalest_table_first() -> None:
+async def test_under_saturation_the_turns_keep_nine_grants_in_ten_stalest_table_first() -> None:
     """Many busy tables: the buttons of the seats in turn always waiting. The outbox's
-    budget gives the group tables a fifth of the grants (one in three left the turns too
-    little at 200 tables), in the order they started waiting, and never none."""
+    budget gives the group tables a tenth of the grants (one in three left the turns too
+    little at 200 tables; one in five cost 0.49 group calls a move at 50 tables of fast
+    players, issue 32), in the order they started waiting, and never none."""
     from bot.budget import Priority
+    from bot.outbox.pace import TABLE_SHARE
 
+    assert TABLE_SHARE == 10
     box = Outbox(RecordingBot(), messages_per_second=200)  # type: ignore[arg-type]
     budget = box.budget
     budget.burst = 1.0
@@ -354,14 +357,14 @@ async def test_under_saturation_the_turns_keep_four_grants_in_five_stalest_table
     # have aged (on a loaded machine a stall of 5 ms before the tasks first run frees the
     # budget, and the first table goes at once, before any turn waits).
     await asyncio.sleep(0)
-    tasks += [asyncio.create_task(call(f"turn {i}", Priority.TURN)) for i in range(16)]
+    tasks += [asyncio.create_task(call(f"turn {i}", Priority.TURN)) for i in range(36)]
     tasks.append(asyncio.create_task(call("idle hand", Priority.IDLE)))
     await asyncio.wait_for(asyncio.gather(*tasks), 5)
     tables = [i for i, name in enumerate(order) if name.startswith("table")]
     assert [order[i] for i in tables] == ["table 0", "table 1", "table 2", "table 3"]
-    # one grant in five while turns wait (the first table at once after a stall)
-    assert tables in ([4, 9, 14, 19], [0, 5, 10, 15])
-    assert [n for n in order if n.startswith("turn")] == [f"turn {i}" for i in range(16)]
+    # one grant in ten while turns wait (the first table at once after a stall)
+    assert tables in ([9, 19, 29, 39], [0, 10, 20, 30])
+    assert [n for n in order if n.startswith("turn")] == [f"turn {i}" for i in range(36)]
     assert order[-1] == "idle hand"  # held while anything else waits
     await box.close()
 
@@ -437,3 +440,28 @@ async def test_a_failed_pacing_save_is_kept_and_warned_except_when_fenced(
         await keeper.save()  # the kept changes are tried again, nothing new needed
     assert db.attempts == 2
     assert any("pacing not saved" in r.getMessage() for r in caplog.records) is warned
+
+
+async def test_a_waiting_send_is_promoted_and_one_nobody_wants_is_not_made() -> None:
+    """Issue 32: a new message waiting for the bot's budget at a table's rank goes as a
+    turn's once promoted (a new hand whose player's turn came meanwhile), before the
+    table calls that waited longer; a send whose ``wanted()`` says no when its call is
+    granted is not made (its player opened the Mini App meanwhile) and gives the call
+    back to the next one waiting."""
+    bot = RecordingBot()
+    box = Outbox(bot, messages_per_second=50)  # type: ignore[arg-type]
+    box.budget.burst = 1.0
+    await box.budget.acquire(Priority.TURN)  # busy: everything below queues
+    tables = [asyncio.create_task(box.send(-(100 + i), f"table {i}")) for i in range(3)]
+    wanted = {"hand 7": True, "hand 8": False}
+    hands = [asyncio.create_task(box.send(user, f"hand {user}", priority=Priority.TABLE,
+                                          wanted=lambda user=user: wanted[f"hand {user}"]))
+             for user in (7, 8)]
+    await asyncio.sleep(0)
+    box.promote(7, Priority.TURN)
+    box.promote(9, Priority.TURN)  # (no send waiting there: nothing)
+    sent = await asyncio.wait_for(asyncio.gather(*tables, *hands), 5)
+    assert [c[3] for c in bot.calls] == ["hand 7", "table 0", "table 1", "table 2"]
+    assert sent[-1] is None and box.stats["sends_not_wanted"] == 1
+    assert box.stats["private_sends"] == 1 and box.stats["group_sends"] == 3
+    await box.close()

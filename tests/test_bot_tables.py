@@ -117,6 +117,7 @@ class _RecordingOutbox:
     def __init__(self, group_wait: float = 0.0) -> None:
         self.edits: dict[tuple[int, int], int] = {}
         self.markups: dict[tuple[int, int], Any] = {}
+        self.delays: dict[tuple[int, int], float] = {}
         #: Seconds before the group's next call could go (other calls reserved before).
         self.group_wait = group_wait
         self.budget = self  # (the bot's budget: room for a call)
@@ -137,6 +138,7 @@ class _RecordingOutbox:
              delay: float = 0.0, priority: int = Priority.TABLE) -> None:
         self.edits[(chat_id, message_id)] = priority
         self.markups[(chat_id, message_id)] = kb
+        self.delays[(chat_id, message_id)] = delay
 
 
 async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
@@ -182,6 +184,160 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
         passes = [a for a in legal if a.code == "P"]
         game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
     assert seen == {"auction", "declaration", "play"}
+
+
+async def test_a_hand_nobody_looks_at_is_not_sent_and_comes_when_the_page_closes() -> None:
+    """Issue 32: a new hand whose player opened the Mini App while it waited for the
+    budget is not sent (the version still counts as shown); when their page closes, the
+    next redraw sends it at once, as a turn's. A page closing also brings a hand that
+    was not skipped up to date at once (whatever the outbox held for it: a waiting
+    hand's edit in play is held up to a minute)."""
+    import random
+
+    from bot.prefs import Prefs
+    from bot.presence import Presence
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import HELD_FACTOR, Drawn, Landing, Renderer
+    from game import Game, TableOptions
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    state = {"ui": UiState()}
+
+    def row_of(ui: UiState) -> GameRow:  # (the renderer draws from ``Drawn.ui``)
+        return GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                       "{}", None, 0, 0, None, seats)
+
+    async def land(compute: Landing) -> bool:
+        changes = compute(state["ui"], 0)
+        if changes is None:
+            return False
+        state["ui"] = state["ui"].merged(changes)
+        return True
+
+    presence = Presence()
+    box = _HeldOutbox()
+    renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                        presence)
+    first = Drawn(UiState(), land=land)
+    await renderer.draw(row_of(UiState()), game, first, [])
+    await asyncio.sleep(0.01)
+    waiting = next(s for s in range(5) if s != game.current_seat())
+    presence.opened(1, 10 + waiting)  # their page opens while the hands wait
+    box.release.set()
+    assert await asyncio.gather(*first.pending) == [True] * 6
+    ui = state["ui"]
+    assert waiting not in ui.hands and len(ui.hands) == 4
+    assert (10 + waiting) not in {chat for chat, _ in box.texts}
+    presence.closed(1, 10 + waiting)
+    renderer.back(1, 10 + waiting)
+    box.asked.clear()
+    again = Drawn(ui, land=land)
+    await renderer.draw(row_of(ui), game, again, [])
+    assert box.asked == [10 + waiting] and box.ranks[10 + waiting] == Priority.TURN
+    assert await asyncio.gather(*again.pending) == [True]
+    assert waiting in state["ui"].hands
+
+    # in play, a waiting hand's edit is held; the page's close brings it at once
+    hands = json.dumps({"table": 1, "table_chat": group,
+                        "hands": {str(i): 20 + i for i in range(5)}})
+    rng = random.Random(4)
+    while game.view(None).phase != "play":
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+    seat = game.current_seat()
+    assert seat is not None
+    game.apply(seat, game.legal_actions(seat)[0])
+    waiting = next(s for s in range(5) if s not in (seat, game.current_seat()))
+    row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                  hands, None, 0, 0, None, seats)
+    held = _RecordingOutbox()
+    renderer = Renderer(held, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                        Presence())
+    hand = (10 + waiting, 20 + waiting)
+    await renderer.draw(row, game, Drawn(UiState.parse(hands)), [])
+    assert (held.edits[hand], held.delays[hand]) == (Priority.IDLE, 4.0 * HELD_FACTOR)
+    renderer.back(1, 10 + waiting)
+    await renderer.draw(row, game, Drawn(UiState.parse(hands)), [])
+    assert (held.edits[hand], held.delays[hand]) == (Priority.TURN, 0.0)
+    await renderer.draw(row, game, Drawn(UiState.parse(hands)), [])  # (once)
+    assert (held.edits[hand], held.delays[hand]) == (Priority.IDLE, 4.0 * HELD_FACTOR)
+
+
+async def test_with_a_player_in_the_mini_app_the_group_is_the_spectators_view() -> None:
+    """Issue 32: at a table with a player live in the Mini App the group's edits take the
+    lowest rank, held until a milestone (a trick won, the auction's result); where some
+    play in the chat the auction is shown as it goes, a few bids in one edit (held
+    ``AUCTION_HELD_FACTOR × private_lazy_seconds``), where all are live it waits for its
+    result. The chat players' waiting hands are not redrawn for a trick's end there (the
+    group's milestone shows it; their turn's edit brings their hand up to date). With
+    nobody live, the group is a table's and the waiting hands show each trick's end."""
+    import random
+
+    from bot.prefs import Prefs
+    from bot.presence import Presence
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import AUCTION_HELD_FACTOR, HELD_FACTOR, Drawn, Renderer
+    from game import Game, TableOptions
+    from game.events import Event, SuitDeclared, TrickWon
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    ui = json.dumps({"table": 1, "table_chat": group, "hands": {str(i): 20 + i for i in range(5)}})
+
+    async def draw(game: Game, live: set[int], events: list[Event]) -> _RecordingOutbox:
+        presence = Presence()
+        for user in live:
+            presence.opened(1, user)
+        row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                      ui, None, 0, 0, None, seats)
+        box = _RecordingOutbox()
+        renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                            presence)
+        await renderer.draw(row, game, Drawn(UiState.parse(ui)), events)
+        return box
+
+    lazy = 4.0
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    rng = random.Random(4)
+    table = (group, 1)
+    box = await draw(game, set(), [])
+    assert (box.edits[table], box.delays[table]) == (Priority.TABLE, 0.0)
+    box = await draw(game, {10}, [])  # one in the Mini App, four in the chat
+    assert (box.edits[table], box.delays[table]) == (Priority.IDLE, lazy * AUCTION_HELD_FACTOR)
+    assert (10, 20) not in box.edits  # (nothing in a live player's chat)
+    box = await draw(game, set(range(10, 15)), [])  # all of them there
+    assert (box.edits[table], box.delays[table]) == (Priority.IDLE, lazy * HELD_FACTOR)
+    tricks = 0
+    while tricks < 2:
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        events = game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        if game.view(None).phase != "play":
+            continue
+        won = any(isinstance(e, TrickWon) for e in events)
+        tricks += won
+        leader = game.current_seat()
+        waiting = [(10 + s, 20 + s) for s in range(1, 5) if s != leader]
+        box = await draw(game, {10}, events)
+        assert box.edits[table] == Priority.IDLE
+        milestone = won or any(isinstance(e, SuitDeclared) for e in events)
+        assert box.delays[table] == (0.0 if milestone else lazy * HELD_FACTOR)
+        assert all((box.edits[w], box.delays[w]) == (Priority.IDLE, lazy * HELD_FACTOR)
+                   for w in waiting if w in box.edits)
+        if won:
+            box = await draw(game, set(), events)
+            assert (box.edits[table], box.delays[table]) == (Priority.TABLE, 0.0)
+            assert waiting and all((box.edits[w], box.delays[w]) == (Priority.IDLE, 0.0)
+                                   for w in waiting)
 
 
 async def test_the_pressed_message_and_the_bidder_in_turn_are_drawn_first() -> None:
@@ -235,12 +391,14 @@ class _HeldOutbox(_RecordingOutbox):
         self.ranks: dict[int, int] = {}
 
     async def send(self, chat_id: int, text: str, kb: Any = None, *, thread_id: Any = None,
-                   priority: int = Priority.TABLE) -> Any:
+                   priority: int = Priority.TABLE, wanted: Any = None) -> Any:
         from types import SimpleNamespace
 
         self.asked.append(chat_id)
         self.ranks[chat_id] = priority
         await self.release.wait()
+        if wanted is not None and not wanted():  # (as the outbox: not sent, not counted)
+            return None
         mid = 100 + len(self.texts)
         self.texts[(chat_id, mid)] = text
         return SimpleNamespace(message_id=mid, chat=SimpleNamespace(id=chat_id))
@@ -249,6 +407,10 @@ class _HeldOutbox(_RecordingOutbox):
              delay: float = 0.0, priority: int = Priority.TABLE) -> None:
         super().edit(chat_id, message_id, text, kb, delay=delay, priority=priority)
         self.texts[(chat_id, message_id)] = text
+
+    def promote(self, chat_id: int, priority: int) -> None:
+        """(The sends waiting for this chat now carry something more urgent.)"""
+        self.ranks[chat_id] = min(self.ranks[chat_id], priority)
 
 
 async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
@@ -297,6 +459,18 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     await renderer.draw(row, game, again, [])  # the next move's redraw, meanwhile
     await asyncio.sleep(0.01)
     assert len(box.asked) == 6 and not again.pending
+    # the first bidder bids (in the Mini App, say) while the hands are on their way: the
+    # next bidder's hand, in flight at a table's rank, is sent as a turn's now
+    moved = game.clone()
+    moved.apply(bidder, moved.legal_actions(bidder)[-1])
+    following = moved.current_seat()
+    assert following is not None and following != bidder
+    assert box.ranks[10 + following] == Priority.TABLE
+    await renderer.draw(row, moved, Drawn(UiState(), land=land), [])
+    assert len(box.asked) == 6
+    assert box.ranks == {group: Priority.TABLE, **{
+        10 + s: Priority.TURN if s in (bidder, following) else Priority.TABLE
+        for s in range(5)}}
     box.release.set()
     assert await asyncio.gather(*first.pending) == [True] * 6
     ui = state["ui"]

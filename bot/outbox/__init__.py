@@ -219,18 +219,25 @@ class Outbox:
         *,
         thread_id: int | None = None,
         priority: int = Priority.TABLE,
+        wanted: Callable[[], bool] | None = None,
     ) -> Message | None:
-        """Send a new message (waiting for the budgets); None if the chat refused.
+        """Send a new message (waiting for the budgets); None if the chat refused, or if
+        ``wanted()`` says no once the budgets granted it (nobody needs it any more: its
+        call goes to the next one waiting).
 
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
         drops = self._chat(chat_id).drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
-            await self._take(chat_id, priority)
+            await self.pacer.take(chat_id, priority, promotable=True)
             if self._chat(chat_id).drops != drops:
                 self.budget.refund()
                 log.info("send to %s dropped: the bot was removed from the chat", chat_id)
+                return None
+            if wanted is not None and not wanted():
+                self.budget.refund()
+                self.stats["sends_not_wanted"] += 1
                 return None
             paced = PACED.set(True)
             try:
@@ -263,6 +270,10 @@ class Outbox:
     async def _forbidden(self, chat_id: int, exc: Forbidden) -> None:
         if self.on_forbidden is not None:
             await self.on_forbidden(chat_id, str(exc))
+
+    def promote(self, chat_id: int, priority: int) -> None:
+        """See :meth:`bot.outbox.pace.Pacer.promote` (a new hand, a turn's now)."""
+        self.pacer.promote(self.resolve(chat_id), priority)
 
     def drop_chat(self, chat_id: int) -> None:
         """The chat is gone (the bot was removed): forget its pending edits, and the

@@ -36,10 +36,14 @@ COUNTED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup",
 #: Without it the turns alone filled the budget at 50 busy tables and the groups froze
 #: (staleness p95 28 s).
 TABLE_WAIT_INTERVALS = 1.0
-#: Under saturation the group tables get one grant in this many (a fifth of the budget)
-#: and the buttons of the seats in turn the rest. One in three (a third) left the turns
-#: 18 calls/s: at 200 busy tables a move then waited ~10-11 s for its buttons (target 10).
-TABLE_SHARE = 5
+#: Under saturation the group tables get one grant in this many (a tenth of the budget)
+#: and the seats in turn (their own press shown, the next player's buttons) the rest. One
+#: in three (a third) left the turns 18 calls/s: at 200 busy tables a move then waited
+#: ~10-11 s for its buttons. One in five gave the groups 0.49 calls a move at 50 tables
+#: of fast players (2.48 calls a move: issue 32 wants at most 2.3, the two private calls
+#: of a move being 1.98): a tenth gives them ~0.22, each group edit showing the moves of
+#: ~18 s at 50 busy tables (the players see each trick in their own hands).
+TABLE_SHARE = 10
 
 
 class Pacer:
@@ -75,6 +79,8 @@ class Pacer:
         #: Chats whose pacing changed since :meth:`pace_changes` was last asked.
         self._dirty: set[int] = set()
         self._paces: dict[int, ChatPace] = {}
+        #: The places in the bot's budget of the calls waiting with ``promotable``.
+        self._promotable: dict[int, list[Any]] = {}
 
     def interval(self, chat_id: int) -> float:
         """Seconds between two calls of this chat (the pacing interval)."""
@@ -153,12 +159,31 @@ class Pacer:
         self._dirty.add(chat_id)
         return self.pace(chat_id).reserve(now)
 
-    async def take(self, chat_id: int, priority: int) -> None:
-        """Wait for and spend one call of the chat's and the bot's budget."""
-        wait = self.reserve(chat_id, time.monotonic()) - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        await self.budget.acquire(priority)
+    async def take(self, chat_id: int, priority: int, *, promotable: bool = False) -> None:
+        """Wait for and spend one call of the chat's and the bot's budget; ``promotable``:
+        :meth:`promote` may raise its rank while it waits (a new message)."""
+        waiter = self.budget.waiter(priority) if promotable else None
+        if waiter is not None:
+            self._promotable.setdefault(chat_id, []).append(waiter)
+        try:
+            wait = self.reserve(chat_id, time.monotonic()) - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            await self.budget.acquire(priority, waiter)
+        finally:
+            if waiter is not None:
+                waiting = self._promotable[chat_id]
+                waiting.remove(waiter)
+                if not waiting:
+                    del self._promotable[chat_id]
+
+    def promote(self, chat_id: int, priority: int) -> None:
+        """The calls of this chat waiting with ``promotable`` (new messages) now carry
+        something more urgent: a new hand sent at a table's rank whose player's turn has
+        come (issue 32: at set-up, the first bidder in the Mini App bids while 50 tables'
+        hands wait for the budget)."""
+        for waiter in self._promotable.get(chat_id, ()):
+            self.budget.promote(waiter, priority)
 
 
 class _Taker(Protocol):
