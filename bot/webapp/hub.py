@@ -63,7 +63,8 @@ class Connection:
         if not self.queue:
             self.ready.clear()
             try:
-                await asyncio.wait_for(self.ready.wait(), timeout)
+                async with asyncio.timeout(timeout):  # (no task a wait, as wait_for makes)
+                    await self.ready.wait()
             except TimeoutError:
                 return None
         return self.queue.popleft() if self.queue else None

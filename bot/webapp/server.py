@@ -383,8 +383,8 @@ class WebAppServer:
                 if grant.expires < time.time():
                     data = sse("expired", {})
                     conn.closed = True
-                await asyncio.wait_for(response.write(data or b": keep-alive\n\n"),
-                                       WRITE_TIMEOUT)
+                async with asyncio.timeout(WRITE_TIMEOUT):  # (no task a write)
+                    await response.write(data or b": keep-alive\n\n")
         except (ConnectionResetError, TimeoutError, asyncio.CancelledError):
             pass
         finally:
