@@ -615,7 +615,11 @@ def test_states_of_every_variant_show_only_the_seats_view(options: dict[str, Any
             assert event.startswith("event: state\ndata: ") and event.count("\n") == 3
             assert json.loads(event.split("data: ", 1)[1]) == {**payload, "now": 12.5}
             if seat is not None:
-                assert pushed.public_part(game.view(seat)) == pushed.public
+                own_view = game.view(seat)
+                assert pushed.public_part(own_view) == pushed.public
+                assert pushed.public_seats(own_view) == pushed.public_seats(pushed.group)
+                assert payload["info"] == pushed.info_lines(
+                    own_view if game.morto != seat else pushed.group)
             assert not set(pushed.public) & set(pushed.own_part(seat))
             assert cards_in(payload) <= visible_cards(game, seat), (seat, game.version)
             assert payload["deck"] == pictures_of(table.deck_style)

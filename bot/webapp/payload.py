@@ -125,37 +125,14 @@ class TableState:
         self.short = [_without_level(name) for name in self.names]
         self.public = self.public_part(self.group)
         view = self.group
-        seat_rows = {s.seat: s for s in row.seats}
-        contract = (texts.contract_text(lang, self.style, view)
-                    if view.contract is not None else None)
-        taken = [0] * view.players  # tricks each seat has taken in this smazzata
-        for t in view.tricks:
-            if t.winner is not None:
-                taken[t.winner] += 1
-        self._seats: list[dict[str, Any]] = []
-        for n in range(view.players):
-            s = seat_rows.get(n)
-            computer = s is not None and not s.is_human
-            level = _LEVEL.match(self.names[n]) if computer else None
-            self._seats.append({
-                "seat": n, "name": level["name"] if level else self.names[n],
-                "level": level["level"] if level else None, "you": False,
-                "dealer": n == view.dealer,
-                "turn": n == view.current_seat, "cards": view.hand_sizes[n],
-                "tricks": taken[n],
-                "total": view.totals[n] if n < len(view.totals) else 0,
-                "computer": computer, "away": bool(s and s.away),
-                "morto": n == view.morto, "chiamante": n == view.chiamante,
-                "contract": contract if n == view.chiamante else None,
-                "socio": False,
-            })
+        self._seats = self.public_seats(view)
         self._turn_line = ""  # the status line of a viewer not in turn
         if view.phase != "over" and view.current_seat is not None:
             self._turn_line = plain(tr(lang, "table.turn",
                                        name=texts.esc(self.short[view.current_seat])))
         #: The contract lines differ by viewer only while the cards are played (R66).
         self._info = None if view.game == "chiamata" and view.phase == "play" else \
-            self._info_lines(view)
+            self.info_lines(view)
         codes = {c for _, c in self.public["trick"]}
         if self.public["last_trick"]:
             codes |= {c for _, c in self.public["last_trick"]["plays"]}
@@ -213,7 +190,40 @@ class TableState:
             "final": final,
         }
 
-    def _info_lines(self, view: View) -> list[str]:
+    def public_seats(self, view: View) -> list[dict[str, Any]]:
+        """The seats as every viewer sees them (``you`` and ``socio`` are set per viewer),
+        from ``view``'s public facts only (the tests check every seat's view gives the
+        same)."""
+        lang, names = self.lang, self.names
+        seat_rows = {s.seat: s for s in self.row.seats}
+        contract = (texts.contract_text(lang, self.style, view)
+                    if view.contract is not None else None)
+        taken = [0] * view.players  # tricks each seat has taken in this smazzata
+        for t in view.tricks:
+            if t.winner is not None:
+                taken[t.winner] += 1
+        seats: list[dict[str, Any]] = []
+        for n in range(view.players):
+            s = seat_rows.get(n)
+            computer = s is not None and not s.is_human
+            level = _LEVEL.match(names[n]) if computer else None
+            seats.append({
+                "seat": n, "name": level["name"] if level else names[n],
+                "level": level["level"] if level else None, "you": False,
+                "dealer": n == view.dealer,
+                "turn": n == view.current_seat, "cards": view.hand_sizes[n],
+                "tricks": taken[n],
+                "total": view.totals[n] if n < len(view.totals) else 0,
+                "computer": computer, "away": bool(s and s.away),
+                "morto": n == view.morto, "chiamante": n == view.chiamante,
+                "contract": contract if n == view.chiamante else None,
+                "socio": False,
+            })
+        return seats
+
+    def info_lines(self, view: View) -> list[str]:
+        """The lines under the table: the contract (its briscola, the socio as ``view``
+        knows them) while the cards are played, else what every viewer sees alike."""
         lang, style, names = self.lang, self.style, self.names
         if view.game == "chiamata" and view.phase == "play":
             return [plain(line) for line in texts.contract_lines(lang, style, view, names)]
@@ -249,7 +259,7 @@ class TableState:
             "seats": seats,
             "trump": None if view.trump is None else texts.suit_name(style, view.trump),
             "called": called,
-            "info": self._info if self._info is not None else self._info_lines(view),
+            "info": self._info if self._info is not None else self.info_lines(view),
             "hand": [{"card": code, "playable": "c" + code in legal} for code in hand],
             "partner_hand": partner_hand,
             "actions": actions,
