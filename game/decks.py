@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 from game.cards import Card, Rank, Suit
 
@@ -83,7 +84,10 @@ _FRENCH_SUITS = ("Cuori", "Quadri", "Picche", "Fiori")
 _FRENCH_SYMBOLS = ("♥", "♦", "♠", "♣")
 
 
+@cache
 def deck_face(style: DeckStyle | str) -> DeckFace:
+    """The names and symbols of a deck style (one immutable face per style: cached, as
+    every card text asks for it)."""
     style = DeckStyle(style)
     if style in FRENCH_STYLES:
         return DeckFace(style, True, _FRENCH_SUITS, _FRENCH_SYMBOLS, _FRENCH_RANKS, _FRENCH_SHORT)

@@ -583,7 +583,12 @@ def test_states_of_every_variant_show_only_the_seats_view(options: dict[str, Any
     """Whole matches of each variant, random legal moves: every state built for each seat
     (and for the group) holds only what that seat's view shows."""
     from bot.prefs import Prefs
-    from bot.webapp.payload import replay_to_smazzata, review_payload, state_payload
+    from bot.webapp.payload import (
+        TableState,
+        replay_to_smazzata,
+        review_payload,
+        state_payload,
+    )
     from game import TableOptions
     from storage import GameRow, SeatRow
 
@@ -601,8 +606,21 @@ def test_states_of_every_variant_show_only_the_seats_view(options: dict[str, Any
     states = reviews = 0
     actions: list[tuple[int, str]] = []
     while not game.is_over() or not reviews:
+        pushed = TableState(row, game, "en")  # (what a push builds once for every viewer)
         for seat in (*humans, None):
             payload = json.loads(json.dumps(state_payload(row, game, seat, "en")))
+            # the bytes a push sends this viewer are this state: the shared part written
+            # once holds only what every seat's view shows alike
+            event = pushed.event(seat, 12.5).decode()
+            assert event.startswith("event: state\ndata: ") and event.count("\n") == 3
+            assert json.loads(event.split("data: ", 1)[1]) == {**payload, "now": 12.5}
+            if seat is not None:
+                own_view = game.view(seat)
+                assert pushed.public_part(own_view) == pushed.public
+                assert pushed.public_seats(own_view) == pushed.public_seats(pushed.group)
+                assert payload["info"] == pushed.info_lines(
+                    own_view if game.morto != seat else pushed.group)
+            assert not set(pushed.public) & set(pushed.own_part(seat))
             assert cards_in(payload) <= visible_cards(game, seat), (seat, game.version)
             assert payload["deck"] == pictures_of(table.deck_style)
             # each seat's tricks taken (a count, no points), the caller's contract

@@ -5,12 +5,13 @@ benchmark (bench/webapp.py) runs and prints its figures."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-from bot.webapp.hub import QUEUE_STATES, Connection, Hub, sse
+from bot.webapp.hub import QUEUE_STATES, Connection, Hub, json_text, sse, sse_head, sse_tail
 
 
 @dataclass
@@ -28,9 +29,11 @@ async def test_a_slow_client_drops_old_states_and_holds_up_nobody() -> None:
     async def load(game_id: int) -> Any:
         return FakeRow(stored["version"]), None
 
-    def build(row: Any, game: Any, user_id: int, lang: str) -> bytes:
-        builds.append((row.version, user_id))
-        return sse("state", {"version": row.version})
+    def build(row: Any, game: Any) -> Any:
+        def viewer(user_id: int, lang: str) -> bytes:
+            builds.append((row.version, user_id))
+            return sse("state", {"version": row.version})
+        return viewer
 
     hub = Hub(load, build)
     reader, sleeper = Connection(1, 7, "it"), Connection(2, 7, "it")
@@ -67,6 +70,22 @@ async def test_a_slow_client_drops_old_states_and_holds_up_nobody() -> None:
     assert await asyncio.wait_for(fresh.next(1), 1) == sse("state", {"version": 100})
     await hub.close()
     assert hub.connections() == 0
+
+
+def test_an_event_written_in_two_parts_is_the_event_of_both() -> None:
+    """The fields every viewer shares are written once (sse_head), each viewer's own
+    ones after them (sse_tail, some already JSON text): one event, one JSON object."""
+    shared = {"type": "state", "table": 7, "version": 3, "text": "Tocca a te ⏳ \"x\""}
+    own = {"me": 2, "hand": [{"card": "Ad"}], "seats": [{"you": True}]}
+    head = sse_head("state", shared)
+    assert sse_tail(head, own) == sse("state", {**shared, **own})
+    assert sse_tail(head, {}) == sse("state", shared)
+    encoded = {"seats": json_text(own["seats"])}
+    both = sse_tail(head, {"me": 2, "hand": own["hand"]}, encoded)
+    assert both.startswith(b"event: state\ndata: {") and both.endswith(b"}\n\n")
+    assert json.loads(both.decode().split("data: ", 1)[1]) == {**shared, **own}
+    assert json.loads(sse_tail(head, {}, encoded).decode().split("data: ", 1)[1]) == {
+        **shared, "seats": own["seats"]}
 
 
 def test_the_push_benchmark_prints_its_figures() -> None:

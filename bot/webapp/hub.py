@@ -3,10 +3,12 @@
 The service calls :meth:`Hub.changed` after every write to a game (a move, a seat, the
 turn's clock). The hub then builds the new state once per kind of viewer at that table
 (each seat, the group's view; per language) from the core's ``view(seat)``, and hands
-the same bytes to every connection of that viewer. A connection's queue is bounded and
-holds whole states: a client too slow to read drops the states it has not read yet but
-the newest (it converges on the current state), and never holds up the others, whose
-writes run in their own tasks. A reconnect starts with the current state.
+the same bytes to every connection of that viewer (the builder of one push may share
+work between its viewers: what they are all shown is built and serialised once). A
+connection's queue is bounded and holds whole states: a client too slow to read drops
+the states it has not read yet but the newest (it converges on the current state), and
+never holds up the others, whose writes run in their own tasks. A reconnect starts with
+the current state.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from game import Game
 from storage import GameRow
@@ -26,8 +29,10 @@ log = logging.getLogger(__name__)
 
 #: States a connection may have queued before the older ones are dropped.
 QUEUE_STATES = 8
-#: Builds the bytes of one viewer's state: (row, game, user id, language) -> SSE event.
-Build = Callable[[GameRow, Game | None, int, str], bytes]
+#: The bytes of one viewer's state in one push: (user id, language) -> SSE event.
+Viewer = Callable[[int, str], bytes]
+#: Makes the builder of one push from the table's current row and game.
+Build = Callable[[GameRow, Game | None], Viewer]
 #: Reads the current row (and its game, None if it never started) of a table.
 Load = Callable[[int], Awaitable[tuple[GameRow, Game | None] | None]]
 
@@ -58,7 +63,8 @@ class Connection:
         if not self.queue:
             self.ready.clear()
             try:
-                await asyncio.wait_for(self.ready.wait(), timeout)
+                async with asyncio.timeout(timeout):  # (no task a wait, as wait_for makes)
+                    await self.ready.wait()
             except TimeoutError:
                 return None
         return self.queue.popleft() if self.queue else None
@@ -124,13 +130,14 @@ class Hub:
                     continue
                 row, game = loaded
                 started = time.perf_counter()
+                build = self._build(row, game)
                 built: dict[tuple[int | None, str], bytes] = {}
                 for conn in conns:
                     seat = row.seat_of(conn.user_id)
                     key = (None if seat is None else seat.seat, conn.lang)
                     data = built.get(key)
                     if data is None:
-                        data = built[key] = self._build(row, game, conn.user_id, conn.lang)
+                        data = built[key] = build(conn.user_id, conn.lang)
                     conn.push(data)
                 self.build_seconds += time.perf_counter() - started
                 self.pushes += 1
@@ -149,7 +156,30 @@ class Hub:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def sse(event: str, payload: object) -> bytes:
     """One Server-Sent Event (the JSON on one ``data:`` line)."""
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return f"event: {event}\ndata: {text}\n\n".encode()
+    return f"event: {event}\ndata: {_JSON.encode(payload)}\n\n".encode()
+
+
+def sse_head(event: str, shared: dict[str, Any]) -> bytes:
+    """The start of an event whose JSON object holds ``shared``'s fields, written once
+    for several viewers, each continuing it with :func:`sse_tail`."""
+    return f"event: {event}\ndata: {_JSON.encode(shared)[:-1]}".encode()
+
+
+def sse_tail(head: bytes, own: dict[str, Any], encoded: dict[str, str] | None = None) -> bytes:
+    """``head`` continued with the fields of ``own`` and those of ``encoded`` (already
+    JSON text), none of them shared ones: the same event as :func:`sse` of all together."""
+    parts = [f"{_JSON.encode(key)}:{text}" for key, text in (encoded or {}).items()]
+    text = _JSON.encode(own)
+    if text != "{}":
+        parts.append(text[1:-1])
+    return head + "".join("," + part for part in parts).encode() + b"}\n\n"
+
+
+def json_text(value: object) -> str:
+    """``value`` as the JSON text the events write."""
+    return _JSON.encode(value)

@@ -4,6 +4,8 @@ Everything here comes from ``game.view(seat)`` (``None``: what the group sees) a
 table's public facts (names, dealer, away seats, the turn's deadline); nothing reads a
 hand or the socio from the game itself. The actions offered are ``view.legal`` (the
 core's legal actions), grouped for drawing; their texts are the chat's (bot.render.texts).
+What every viewer of a table is shown alike is built from the group's view, once per
+push (:class:`TableState`); each viewer's own part from its seat's view.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from bot.render.keyboards import COSTLY_PREFIXES
 from bot.service import match_prefs
 from bot.tables.render import seat_names
 from bot.webapp.decks import pictures_of
+from bot.webapp.hub import json_text, sse_head, sse_tail
 from game import Game, TableOptions, View, parse_action
 from game.cards import card_code, parse_card
 from game.events import BriscolaScored, SmazzataScored
@@ -71,18 +74,16 @@ def _actions(lang: str, style: str, view: View) -> dict[str, Any]:
         if code in ("P", "K", "M") or kind == "r":
             calls.append({"code": code, "text": texts.bid_text(lang, style, code),
                           "confirm": code.startswith(COSTLY_PREFIXES)})
-        elif kind in "tn":
-            key = "bid.two" if kind == "t" else "bid.points"
-            family = families.setdefault(kind, {"prefix": kind, "values": [],
-                                                "template": plain(tr(lang, key, points="{n}"))})
-            family["values"].append(int(code[1:]))
-        elif kind == "o":
-            rank, points = code[1:].split(".")
-            key = "o" + rank
-            template = plain(tr(lang, "bid.obbligato", rank=texts.rank_name(style, rank),
-                                points="{n}"))
-            family = families.setdefault(key, {"prefix": key + ".", "values": [],
-                                               "template": template})
+        elif kind in "tno":  # a stepper of each family: "2 a N", "N punti", obbligato
+            rank, _, points = code[1:].rpartition(".")
+            key = kind + rank
+            family = families.get(key)
+            if family is None:  # (its template once, not once a call)
+                template = tr(lang, "bid.obbligato", rank=texts.rank_name(style, rank),
+                              points="{n}") if kind == "o" else \
+                    tr(lang, "bid.two" if kind == "t" else "bid.points", points="{n}")
+                family = families[key] = {"prefix": key + "." if kind == "o" else kind,
+                                          "values": [], "template": plain(template)}
             family["values"].append(int(points))
         elif kind == "s":
             suits.append({"code": code,
@@ -103,102 +104,195 @@ def _result(lang: str, style: str, view: View, names: list[str]) -> str | None:
 
 def state_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dict[str, Any]:
     """The state one viewer may see: ``seat`` is theirs, or None (the group's view)."""
-    if seat is not None and game.morto == seat:
-        seat = None
-    view = game.view(seat)
-    prefs = match_prefs(row)
-    style = view.options.deck_style.value
-    names = seat_names(row, game, lang)
-    short = [_without_level(name) for name in names]  # (the level is on the seat's chip)
-    seat_rows = {s.seat: s for s in row.seats}
-    legal = set(view.legal)
-    my_turn = seat is not None and view.current_seat == seat
-    status = ""
-    if view.phase != "over" and view.current_seat is not None:
-        status = plain(tr(lang, "table.your_turn") if my_turn
-                       else tr(lang, "table.turn", name=texts.esc(short[view.current_seat])))
-    taken = [0] * view.players  # tricks each seat has taken in this smazzata
-    for t in view.tricks:
-        if t.winner is not None:
-            taken[t.winner] += 1
-    contract = texts.contract_text(lang, style, view) if view.contract is not None else None
-    seats = []
-    for n in range(view.players):
-        s = seat_rows.get(n)
-        computer = s is not None and not s.is_human
-        level = _LEVEL.match(names[n]) if computer else None
-        seats.append({
-            "seat": n, "name": level["name"] if level else names[n],
-            "level": level["level"] if level else None, "you": n == seat,
-            "dealer": n == view.dealer,
-            "turn": n == view.current_seat, "cards": view.hand_sizes[n],
-            "tricks": taken[n],
-            "total": view.totals[n] if n < len(view.totals) else 0,
-            "computer": computer, "away": bool(s and s.away),
-            "morto": n == view.morto, "chiamante": n == view.chiamante,
-            "contract": contract if n == view.chiamante else None,
-            "socio": view.socio is not None and n == view.socio and not view.solo,
-        })
-    last_trick = None
-    if view.tricks or view.scored_tricks:
-        smazzata = view.smazzata if view.tricks else _scored_index(view)
-        last_trick = trick_payload(
-            (view.tricks or view.scored_tricks)[-1], smazzata, short, lang)
-    info: list[str] = []
-    if view.game == "chiamata" and view.phase == "play":
-        info = [plain(line) for line in texts.contract_lines(lang, style, view, names)]
-    elif view.game == "chiamata" and view.phase == "declaration":
-        info = [plain(tr(lang, "table.contract", name=texts.esc(names[view.chiamante or 0]),
-                         contract=texts.contract_text(lang, style, view)))]
-    elif view.game == "briscola" and view.stock_count:
-        info = [plain(trn(lang, "table.stock", view.stock_count))]
-    auction = {
-        "history": [{"seat": s, "text": texts.bid_text(lang, style, code)}
-                    for s, code in view.auction],
-        "current": None if view.current_bid is None else {
-            "seat": view.current_bidder,
-            "text": texts.bid_text(lang, style, view.current_bid)},
-        "passed": list(view.passed),
-    }
-    final = None
-    if view.final is not None:
-        final = plain(texts.final_text(lang, view.final, names, view.game, view.sides))
-    return with_card_names({
-        "type": "state",
-        "table": row.game_id,
-        "status": row.status,
-        "version": view.version,
-        "lang": lang,
-        "ui": ui_texts(lang),
-        "deck": pictures_of(style),
-        "game": view.game,
-        "players": view.players,
-        "me": seat,
-        "phase": view.phase,
-        "title": plain(tr(lang, "table.head", n=view.smazzata + 1,
-                          dealer=texts.esc(names[view.dealer]))),
-        "status_line": status,
-        "my_turn": my_turn,
-        "deadline": row.turn_deadline if prefs.turn_timeout and not game.is_over() else None,
-        "turn_seconds": prefs.turn_timeout or None,
-        "seats": seats,
-        "trick": [[s, card_code(c)] for s, c in view.current_trick],
-        "leader": view.leader if view.phase == "play" else None,
-        "last_trick": last_trick,
-        "trump": None if view.trump is None else texts.suit_name(style, view.trump),
-        "called": None if view.called_card is None else card_code(view.called_card),
-        "face_up": None if view.face_up is None else card_code(view.face_up),
-        "stock": view.stock_count,
-        "info": info,
-        "auction": auction,
-        "hand": [{"card": card_code(c), "playable": "c" + card_code(c) in legal}
-                 for c in sorted(view.hand)],
-        "partner_hand": None if view.partner_hand is None else _cards(view.partner_hand),
-        "actions": _actions(lang, style, view),
-        "result": _result(lang, style, view, names),
-        "sheet": sheet_payload(view, names, lang),
-        "final": final,
-    }, lang, style)
+    return TableState(row, game, lang).payload(seat)
+
+
+class TableState:
+    """One table's state in one language, as each of its viewers is sent it.
+
+    The part every viewer is shown alike (:meth:`public_part`) is built once, from the
+    group's view, and serialised once; each viewer's own part (:meth:`own_part`: the
+    hand, the moves offered, whatever ``view(seat)`` may tell that seat alone) is built
+    from ``view(seat)``. A push builds one per language and hands each seat its
+    :meth:`event`; the state's dict is :meth:`payload`.
+    """
+
+    def __init__(self, row: GameRow, game: Game, lang: str) -> None:
+        self.row, self.game, self.lang = row, game, lang
+        self.group = game.view(None)
+        self.style = self.group.options.deck_style.value
+        self.names = seat_names(row, game, lang)
+        self.short = [_without_level(name) for name in self.names]
+        self.public = self.public_part(self.group)
+        view = self.group
+        self._seats = self.public_seats(view)
+        self._turn_line = ""  # the status line of a viewer not in turn
+        if view.phase != "over" and view.current_seat is not None:
+            self._turn_line = plain(tr(lang, "table.turn",
+                                       name=texts.esc(self.short[view.current_seat])))
+        #: The contract lines differ by viewer only while the cards are played (R66).
+        self._info = None if view.game == "chiamata" and view.phase == "play" else \
+            self.info_lines(view)
+        codes = {c for _, c in self.public["trick"]}
+        if self.public["last_trick"]:
+            codes |= {c for _, c in self.public["last_trick"]["plays"]}
+        if self.public["sheet"] and self.public["sheet"].get("called"):
+            codes.add(self.public["sheet"]["called"])
+        codes |= {c for c in (self.public["face_up"],) if c}
+        self._codes = codes
+        self._head: bytes | None = None
+        self._seats_json: list[str] = []
+
+    def public_part(self, view: View) -> dict[str, Any]:
+        """What every viewer of the table is shown alike, from ``view``'s public facts
+        only (the tests check that every seat's view gives the same)."""
+        lang, style, names = self.lang, self.style, self.names
+        prefs = match_prefs(self.row)
+        last_trick = None
+        if view.tricks or view.scored_tricks:
+            smazzata = view.smazzata if view.tricks else _scored_index(view)
+            last_trick = trick_payload(
+                (view.tricks or view.scored_tricks)[-1], smazzata, self.short, lang)
+        final = None
+        if view.final is not None:
+            final = plain(texts.final_text(lang, view.final, names, view.game, view.sides))
+        return {
+            "type": "state",
+            "table": self.row.game_id,
+            "status": self.row.status,
+            "version": view.version,
+            "lang": lang,
+            "ui": ui_texts(lang),
+            "deck": pictures_of(style),
+            "game": view.game,
+            "players": view.players,
+            "phase": view.phase,
+            "title": plain(tr(lang, "table.head", n=view.smazzata + 1,
+                              dealer=texts.esc(names[view.dealer]))),
+            "deadline": (self.row.turn_deadline
+                         if prefs.turn_timeout and not self.game.is_over() else None),
+            "turn_seconds": prefs.turn_timeout or None,
+            "trick": [[s, card_code(c)] for s, c in view.current_trick],
+            "leader": view.leader if view.phase == "play" else None,
+            "last_trick": last_trick,
+            "face_up": None if view.face_up is None else card_code(view.face_up),
+            "stock": view.stock_count,
+            "auction": {
+                "history": [{"seat": s, "text": texts.bid_text(lang, style, code)}
+                            for s, code in view.auction],
+                "current": None if view.current_bid is None else {
+                    "seat": view.current_bidder,
+                    "text": texts.bid_text(lang, style, view.current_bid)},
+                "passed": list(view.passed),
+            },
+            "result": _result(lang, style, view, names),
+            "sheet": sheet_payload(view, names, lang),
+            "final": final,
+        }
+
+    def public_seats(self, view: View) -> list[dict[str, Any]]:
+        """The seats as every viewer sees them (``you`` and ``socio`` are set per viewer),
+        from ``view``'s public facts only (the tests check every seat's view gives the
+        same)."""
+        lang, names = self.lang, self.names
+        seat_rows = {s.seat: s for s in self.row.seats}
+        contract = (texts.contract_text(lang, self.style, view)
+                    if view.contract is not None else None)
+        taken = [0] * view.players  # tricks each seat has taken in this smazzata
+        for t in view.tricks:
+            if t.winner is not None:
+                taken[t.winner] += 1
+        seats: list[dict[str, Any]] = []
+        for n in range(view.players):
+            s = seat_rows.get(n)
+            computer = s is not None and not s.is_human
+            level = _LEVEL.match(names[n]) if computer else None
+            seats.append({
+                "seat": n, "name": level["name"] if level else names[n],
+                "level": level["level"] if level else None, "you": False,
+                "dealer": n == view.dealer,
+                "turn": n == view.current_seat, "cards": view.hand_sizes[n],
+                "tricks": taken[n],
+                "total": view.totals[n] if n < len(view.totals) else 0,
+                "computer": computer, "away": bool(s and s.away),
+                "morto": n == view.morto, "chiamante": n == view.chiamante,
+                "contract": contract if n == view.chiamante else None,
+                "socio": False,
+            })
+        return seats
+
+    def info_lines(self, view: View) -> list[str]:
+        """The lines under the table: the contract (its briscola, the socio as ``view``
+        knows them) while the cards are played, else what every viewer sees alike."""
+        lang, style, names = self.lang, self.style, self.names
+        if view.game == "chiamata" and view.phase == "play":
+            return [plain(line) for line in texts.contract_lines(lang, style, view, names)]
+        if view.game == "chiamata" and view.phase == "declaration":
+            return [plain(tr(lang, "table.contract", name=texts.esc(names[view.chiamante or 0]),
+                             contract=texts.contract_text(lang, style, view)))]
+        if view.game == "briscola" and view.stock_count:
+            return [plain(trn(lang, "table.stock", view.stock_count))]
+        return []
+
+    def own_part(self, seat: int | None) -> dict[str, Any]:
+        """What ``seat``'s viewer is shown of its own (None: the group), from
+        ``view(seat)``; no key of :attr:`public`."""
+        if seat is not None and self.game.morto == seat:
+            seat = None
+        view = self.group if seat is None else self.game.view(seat)
+        lang, style = self.lang, self.style
+        legal = set(view.legal)
+        my_turn = seat is not None and view.current_seat == seat
+        seats = [self._seat(n, seat, view) for n in range(len(self._seats))]
+        hand = [card_code(c) for c in sorted(view.hand)]
+        called = None if view.called_card is None else card_code(view.called_card)
+        partner_hand = None if view.partner_hand is None else _cards(view.partner_hand)
+        actions = _actions(lang, style, view)
+        codes = self._codes | set(hand) | set(partner_hand or ()) | set(actions["name_cards"])
+        if called:
+            codes.add(called)
+        return {
+            "me": seat,
+            "status_line": (plain(tr(lang, "table.your_turn"))
+                            if my_turn and view.phase != "over" else self._turn_line),
+            "my_turn": my_turn,
+            "seats": seats,
+            "trump": None if view.trump is None else texts.suit_name(style, view.trump),
+            "called": called,
+            "info": self._info if self._info is not None else self.info_lines(view),
+            "hand": [{"card": code, "playable": "c" + code in legal} for code in hand],
+            "partner_hand": partner_hand,
+            "actions": actions,
+            "card_names": {code: card_name(lang, style, code) for code in sorted(codes)},
+        }
+
+    def _seat(self, n: int, seat: int | None, view: View) -> dict[str, Any]:
+        """Seat ``n`` as ``seat``'s viewer is shown it (with ``view``, its view)."""
+        you, socio = n == seat, view.socio == n and not view.solo
+        return {**self._seats[n], "you": you, "socio": socio} if you or socio else \
+            self._seats[n]
+
+    def payload(self, seat: int | None) -> dict[str, Any]:
+        """The state ``seat``'s viewer may see (None: the group's) as a dict."""
+        return {**self.public, **self.own_part(seat)}
+
+    def event(self, seat: int | None, now: float) -> bytes:
+        """:meth:`payload` with ``now`` as a Server-Sent Event (the public part's JSON is
+        written once for every viewer)."""
+        if self._head is None:
+            self._head = sse_head("state", self.public)
+            self._seats_json = [json_text(s) for s in self._seats]
+        own = self.own_part(seat)
+        seats = own.pop("seats")  # most of it written once too: who is "you" differs
+        text = ",".join(self._seats_json[n] if s is self._seats[n] else json_text(s)
+                        for n, s in enumerate(seats))
+        return sse_tail(self._head, {**own, "now": now}, {"seats": f"[{text}]"})
+
+
+@functools.cache
+def card_name(lang: str, style: str, code: str) -> str:
+    """A card's name ("Asso di Denari") from its code (built once)."""
+    return texts.card_name(lang, style, parse_card(code))
 
 
 def _without_level(name: str) -> str:
@@ -274,23 +368,7 @@ def review_payload(row: GameRow, game: Game, seat: int | None, lang: str) -> dic
         codes.add(sheet["called"])
     return {"type": "review", "smazzata": smazzata, "tricks": tricks, "sheet": sheet,
             "names": names,
-            "card_names": {code: texts.card_name(lang, style, parse_card(code))
-                           for code in sorted(codes)}}
-
-
-def with_card_names(payload: dict[str, Any], lang: str, style: str) -> dict[str, Any]:
-    """The names of the cards a payload shows ("Asso di Denari"), for the pictures' alt
-    text: only cards already in it."""
-    codes = {h["card"] for h in payload["hand"]} | {c for _, c in payload["trick"]}
-    if payload["last_trick"]:
-        codes |= {c for _, c in payload["last_trick"]["plays"]}
-    if payload["sheet"] and payload["sheet"].get("called"):
-        codes.add(payload["sheet"]["called"])
-    codes |= {c for c in (payload["called"], payload["face_up"]) if c}
-    codes |= set(payload["partner_hand"] or ()) | set(payload["actions"]["name_cards"])
-    payload["card_names"] = {code: texts.card_name(lang, style, parse_card(code))
-                             for code in sorted(codes)}
-    return payload
+            "card_names": {code: card_name(lang, style, code) for code in sorted(codes)}}
 
 
 def closed_payload(row: GameRow, lang: str) -> dict[str, Any]:

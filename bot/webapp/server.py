@@ -46,8 +46,14 @@ from bot.i18n import LANGUAGES, tr
 from bot.presence import Presence
 from bot.service import GameService, Refused, match_prefs
 from bot.webapp.auth import AuthError, Grant, Tokens, WebAppUser, validate_init_data
-from bot.webapp.hub import Connection, Hub, sse
-from bot.webapp.payload import closed_payload, replay_to_smazzata, review_payload, state_payload
+from bot.webapp.hub import Connection, Hub, Viewer, sse
+from bot.webapp.payload import (
+    TableState,
+    closed_payload,
+    replay_to_smazzata,
+    review_payload,
+    state_payload,
+)
 from game import Game
 from storage import GameRow, StorageUnavailable, repo
 
@@ -127,7 +133,7 @@ class WebAppServer:
         self.max_age = max_age
         self.default_language = default_language
         self.tokens = Tokens(bot_token, token_ttl)
-        self.hub = Hub(self._load, self._event)
+        self.hub = Hub(self._load, self._builder)
         self.limits = RateLimit()
         #: Sessions opened per address (behind a proxy every user shares one: generous;
         #: each user has the ``limits`` bucket too once their initData is valid).
@@ -259,8 +265,21 @@ class WebAppServer:
         payload["now"] = time.time()
         return "state", payload
 
-    def _event(self, row: GameRow, game: Game | None, user_id: int, lang: str) -> bytes:
-        return sse(*self._view_of(row, game, user_id, lang))
+    def _builder(self, row: GameRow, game: Game | None) -> Viewer:
+        """The events of one push (or one new stream's first): the table's state is built
+        once per language (:class:`TableState`), then each viewer's own part."""
+        if game is None or row.status not in ("playing", "finished"):
+            return lambda user_id, lang: sse("closed", closed_payload(row, lang))
+        now = time.time()
+        states: dict[str, TableState] = {}
+
+        def build(user_id: int, lang: str) -> bytes:
+            state = states.get(lang)
+            if state is None:
+                state = states[lang] = TableState(row, game, lang)
+            seat = row.seat_of(user_id)
+            return state.event(None if seat is None else seat.seat, now)
+        return build
 
     def _language(self, user: WebAppUser, row: GameRow) -> str:
         code = (user.language_code or "").split("-")[0].lower()
@@ -355,7 +374,7 @@ class WebAppServer:
         self.hub.add(conn)
         self._live[conn] = request
         self.presence.opened(grant.game_id, grant.user_id)
-        conn.push(self._event(*loaded, grant.user_id, lang))  # the current state first
+        conn.push(self._builder(*loaded)(grant.user_id, lang))  # the current state first
         try:
             while not conn.closed:
                 data = await conn.next(KEEPALIVE_SECONDS)
@@ -364,8 +383,8 @@ class WebAppServer:
                 if grant.expires < time.time():
                     data = sse("expired", {})
                     conn.closed = True
-                await asyncio.wait_for(response.write(data or b": keep-alive\n\n"),
-                                       WRITE_TIMEOUT)
+                async with asyncio.timeout(WRITE_TIMEOUT):  # (no task a write)
+                    await response.write(data or b": keep-alive\n\n")
         except (ConnectionResetError, TimeoutError, asyncio.CancelledError):
             pass
         finally:

@@ -193,8 +193,9 @@ async def test_a_live_player_who_lets_a_turn_wait_gets_the_chat_turn_after_the_d
             while True:
                 await tg.wait_until(lambda: page.state.get("my_turn"), timeout=20,
                                     what="her turn in the Mini App")
+                state = page.state  # (one state: the next may come while the row is read)
                 row, _ = await table.state()
-                if page.state["version"] != row.version:
+                if not state.get("my_turn") or state["version"] != row.version:
                     await asyncio.sleep(0.01)
                     continue
                 if row.version > opened:
