@@ -3,11 +3,11 @@ source tree and run its ``briscola-bot`` command against the fake Bot API until 
 ``/start`` in Italian and in English (the translations travel inside the wheel), with the
 container's health check (``python -m bot.health``) passing while it runs.
 
-Offline: the wheel (pure Python: see :func:`build_wheel`) is built without build isolation (setuptools comes from the test venv)
-and installed with ``--no-deps --no-index``; the fresh venv sees the test venv's
-installed dependencies through a ``.pth`` line (which adds that directory to ``sys.path``
-without running its own ``.pth`` files, so the editable install of the source tree stays
-out of sight).
+Offline: the wheel (pure Python: see :func:`build_wheel`) is built without build
+isolation (setuptools comes from the test venv) and installed with ``--no-deps
+--no-index``; the fresh venv sees the test venv's installed dependencies through a
+``.pth`` line (which adds that directory to ``sys.path`` without running its own ``.pth``
+files, so the editable install of the source tree stays out of sight).
 """
 
 from __future__ import annotations
