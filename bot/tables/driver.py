@@ -185,6 +185,8 @@ class Tables:
                         await self.sync(game_id)
                     moved = await self._computer_step(game_id)
                 except StorageUnavailable as exc:  # wait for the database to come back
+                    if exc.code == "fenced":  # standing by: the active instance drives it
+                        return
                     failures += 1
                     delay = backoff(failures, first=0.5, cap=10.0)
                     log.warning("game %s: storage unavailable (%s): retry in %.1fs",
