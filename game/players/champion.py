@@ -71,7 +71,7 @@ from game.actions import Action, parse_action
 from game.cards import card_code, parse_card
 from game.players import briscola
 from game.players.common import decision_rng
-from game.players.endgame import Endgame, card_values
+from game.players.endgame import DrawSolver, Endgame, card_values
 from game.players.expert import ExpertPlayer
 from game.players.inference import resample
 from game.view import View
@@ -256,13 +256,18 @@ class OpponentModel:
 
 
 def inferred_deals(
-    view: View, rng: random.Random, worlds: int, candidates: int = CANDIDATES
+    view: View,
+    rng: random.Random,
+    worlds: int,
+    candidates: int = CANDIDATES,
+    model: OpponentModel | None = None,
 ) -> list[tuple[briscola.Deal, int]]:
     """Two players: ``worlds`` deals drawn in proportion to the opponent model's
     likelihood among ``candidates`` times as many uniform ones."""
     me = view.seat
     assert me is not None
-    model = OpponentModel(view)
+    if model is None:
+        model = OpponentModel(view)
     deals = [briscola.sample_world(view, rng) for _ in range(worlds * candidates)]
     if not model.plays:
         return [(deal, 1) for deal in deals[:worlds]]
@@ -281,6 +286,10 @@ class ChampionPlayer(ExpertPlayer):
         worlds: int = WORLDS,
         exact_stock: int = EXACT_STOCK,
         infer: bool = True,
+        draws: bool = True,
+        depth: int = INFERENCE_DEPTH,
+        match: float = MATCH,
+        candidates: int = CANDIDATES,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -290,25 +299,72 @@ class ChampionPlayer(ExpertPlayer):
         self.exact_stock = exact_stock
         #: two players: deals weighted by the opponent model (:class:`OpponentModel`)
         self.infer = infer
+        #: two players: the stock's order a chance node in the exact endgame
+        #: (:class:`game.players.endgame.DrawSolver`), not one order a world
+        self.draws = draws
+        #: the opponent model's plays, its chance of the rule-based card, and the
+        #: uniform deals drawn for each one played out
+        self.depth = depth
+        self.match = match
+        self.candidates = candidates
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
             return super().choose(view)
         rng = decision_rng(self.seed, view.smazzata, view.version, view.seat or 0)
         if self._exact_applies(view):
+            if view.players == 2 and self.draws:
+                return parse_action(self._exact_two(view))
             return parse_action(self._exact(view, rng))
         self.last_worlds = self.worlds
         deals = None
         if view.players == 2 and self.infer:
-            deals = inferred_deals(view, rng, self.worlds)
+            deals = inferred_deals(view, rng, self.worlds, self.candidates, self._model(view))
         return parse_action(
             briscola.search_code(view, rng, self.worlds, exact_end=True, deals=deals)
         )
+
+    def _model(self, view: View) -> OpponentModel:
+        return OpponentModel(view, self.depth, self.match)
 
     def _exact_applies(self, view: View) -> bool:
         if view.players == 2:
             return view.stock_count <= self.exact_stock
         return view.partner_hand is not None and view.stock_count == 0
+
+    def _exact_two(self, view: View) -> str:
+        """Two players: the card with the best expected outcome over every hand the
+        opponent can hold (weighted by the opponent model), the stock's order a chance
+        node (:class:`game.players.endgame.DrawSolver`)."""
+        me = view.seat
+        assert me is not None and view.trump is not None and view.face_up is not None
+        opp = 1 - me
+        pool = unseen_cards(view)
+        known: list[int] = []
+        played = {c for _, c in view.current_trick} | {c for t in view.tricks for _, c in t.plays}
+        if view.face_up_holder == opp and view.face_up not in played:
+            known.append(view.face_up)
+        need = view.hand_sizes[opp] - len(known)
+        mine = side_points(view, me)
+        solver = DrawSolver(view.trump, view.face_up, lambda p: outcome(p, 2))
+        model = self._model(view) if self.infer else None
+        legal = [parse_card(code[1:]) for code in view.legal]
+        totals = dict.fromkeys(legal, 0.0)
+        trick = [c for _, c in view.current_trick]
+        worlds = 0
+        for combo in itertools.combinations(sorted(pool), need):
+            theirs = sorted((*known, *combo))
+            hidden = [c for c in pool if c not in combo]
+            weight = model.likelihood(theirs) if model is not None else 1.0
+            worlds += 1
+            if weight <= 0.0:
+                continue
+            values = solver.card_values(view.hand, theirs, hidden, trick, mine)
+            for card in legal:
+                totals[card] += weight * values[card]
+        self.last_worlds = worlds
+        best = max(legal, key=lambda c: (round(totals[c], 9), -c))
+        return "c" + card_code(best)
 
     def _exact(self, view: View, rng: random.Random) -> str:
         """The card with the best mean exact outcome over the worlds (module doc)."""
@@ -321,7 +377,7 @@ class ChampionPlayer(ExpertPlayer):
         legal = [parse_card(code[1:]) for code in view.legal]
         totals = dict.fromkeys(legal, 0.0)
         worlds = exact_worlds(view, rng, EXACT_WORLDS)
-        model = OpponentModel(view) if view.players == 2 and self.infer else None
+        model = self._model(view) if view.players == 2 and self.infer else None
         for hands, stock in worlds:
             # two players: each way the hidden cards can lie, weighted by the model
             weight = model.likelihood(hands[1 - me]) if model is not None else 1.0
