@@ -299,3 +299,47 @@ def test_the_draw_solver_equals_expectimax_through_the_engine(
         if found == positions:
             break
     assert found == positions
+
+
+@pytest.mark.parametrize("infer", [False, True])
+def test_campione_solves_two_player_endgames_over_every_hand_of_the_opponent(
+    infer: bool,
+) -> None:
+    """With at most ``EXACT_STOCK`` cards to draw it enumerates every hand the opponent
+    can hold, the stock's order a chance node; without the opponent model every hand
+    counts the same, and its card is the best for the sum of the :class:`DrawSolver`'s
+    values over them."""
+    from itertools import combinations
+    from math import comb
+
+    from game.players.champion import EXACT_STOCK, unseen_cards
+
+    found = checked = 0
+    for seed in range(60):
+        game = _random_position(seed, 2, EXACT_STOCK)
+        if game.scored_count or game.is_over() or len(game.stock) != EXACT_STOCK:
+            continue
+        seat = game.current_seat()
+        assert seat is not None and game.trump is not None and game.face_up is not None
+        view = game.view(seat)
+        player = ChampionPlayer(seed, infer=infer)
+        action = player.choose(view)
+        assert isinstance(action, PlayCard) and action.code in view.legal
+        unseen = unseen_cards(view)
+        size = view.hand_sizes[1 - seat]
+        assert player.last_worlds == comb(len(unseen), size)
+        found += 1
+        if infer:
+            continue
+        solver = DrawSolver(game.trump, game.face_up, lambda points: outcome(points, 2))
+        totals = dict.fromkeys(game.hands[seat], 0.0)
+        for theirs in combinations(unseen, size):
+            hidden = [c for c in unseen if c not in theirs]
+            values = solver.card_values(
+                game.hands[seat], theirs, hidden, game.trick, game.captured[seat]
+            )
+            for card, value in values.items():
+                totals[card] += value
+        assert totals[action.card] == pytest.approx(max(totals.values()))
+        checked += len(set(totals.values())) > 1
+    assert found >= 10 and (infer or checked >= 5)

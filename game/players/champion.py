@@ -5,13 +5,17 @@ In chiamata (every variant) and in three-player Briscola it plays as ``esperto``
 (:mod:`game.players.expert`). In plain Briscola with two (and, for the endgame, four)
 players it adds:
 
-* *Exact endgames* (:mod:`game.players.endgame`). Two players with the stock empty: the
-  unseen cards are the opponent's hand, and the last tricks are solved by alpha-beta.
-  The last draws pending (at most ``EXACT_STOCK`` cards left to draw): every way the
-  unseen cards can lie between the opponent's hand and the stock is enumerated, each
-  world solved exactly, and the card with the best mean outcome played (expectimax over
-  the hidden cards). Four players after the last draw (R107): the partner's hand is
-  known, and each way the two opponents can split the unseen cards is solved.
+* *Exact endgames* (:mod:`game.players.endgame`). Two players with at most
+  ``EXACT_STOCK`` (4) cards left to draw: every hand the opponent can hold is
+  enumerated (20 at 4 cards to draw, 4 at 2, 1 once the stock is empty), each weighted
+  by the opponent model below, and in each the rest of the smazzata is solved by
+  expectimax with the stock's order a chance node (neither player knows it: after each
+  trick every pair of hidden cards is drawn with the same chance, the face-up card goes
+  last), exact minimax over the cards played and the last tricks
+  (:class:`game.players.endgame.DrawSolver`); the card with the best weighted outcome is
+  played. Four players after the last draw (R107): the partner's hand is known, and
+  each way the two opponents can split the unseen cards is solved
+  (:func:`game.players.endgame.card_values`).
 * *Rollouts that end exactly* (two players). In the middle game it plays each card on
   ``worlds`` sampled deals (``esperto``: 60) and finishes the smazzata with the
   rule-based policy for every seat, as ``esperto`` does, but only until the stock is
@@ -32,8 +36,9 @@ players it adds:
 The outcome of a line is ``esperto``'s: +1 for a smazzata won, −1 lost, 0 patta, plus
 0.01 per card point of its side.
 
-*Measured* (two-player Briscola, duplicate deals both ways, one job at nice 19 on a
-machine shared with other work; decision times in CPU seconds)::
+*Measured* on the previous version (exact endgames from 2 cards to draw, one stock
+order a world; commit 7fc15b5), two-player Briscola, duplicate deals both ways, one job
+at nice 19 on a machine shared with other work; decision times in CPU seconds::
 
     python -m game.arena --deals 200 --seed 341 --a campione --b esperto \
         --option game=briscola --option players=2 --jobs 1 --cpu-clock
@@ -76,8 +81,9 @@ from game.players.expert import ExpertPlayer
 from game.players.inference import resample
 from game.view import View
 
-#: Two players: solve exactly when at most this many cards are left to draw.
-EXACT_STOCK = 2
+#: Two players: solve exactly when at most this many cards are left to draw (6 is
+#: too slow in Python: up to 2 s a decision).
+EXACT_STOCK = 4
 #: Enumerate the worlds of an exact decision when there are at most this many, else
 #: sample this many.
 EXACT_WORLDS = 24
