@@ -92,10 +92,13 @@ WORLDS = 200
 #: Inference (two players): deals drawn uniformly for each one played out, weighted by
 #: the likelihood of the opponent's last plays (``INFERENCE_DEPTH`` of them).
 CANDIDATES = 3
-INFERENCE_DEPTH = 2
+INFERENCE_DEPTH = 4
 #: The chance that the opponent plays the rule-based policy's card; every other card of
-#: its hand shares the rest.
-MATCH = 0.75
+#: its hand shares the rest. (``esperto`` plays that card about half the time, but on
+#: 208 positions of its games the deals weighted with depth 4 and 0.9 placed its hidden
+#: cards best: 0.172 of them, depth 4 and 0.75: 0.167, depth 2 and 0.75: 0.161, uniform
+#: deals 0.153.)
+MATCH = 0.9
 #: Cards drawn by each of two players in a smazzata (R105: the stock holds 34).
 DRAWS_2P = 17
 
@@ -233,28 +236,37 @@ class OpponentModel:
         self.plays = opponent_plays(view)[-depth:] if depth else []
         self.first_index = len(opponent_plays(view)) - len(self.plays)
         self.match = match
+        self._memo: dict[tuple[int, tuple[int, ...]], float] = {}
 
     def likelihood(self, hand: list[int]) -> float:
-        return self._before(len(self.plays) - 1, hand)
+        return self._before(len(self.plays) - 1, tuple(sorted(hand)))
 
-    def _before(self, k: int, after: list[int]) -> float:
-        """The likelihood of plays 0..k, the opponent holding ``after`` once play k's
-        trick was over (and its draw made)."""
+    def _before(self, k: int, after: tuple[int, ...]) -> float:
+        """The likelihood of plays 0..k, the opponent holding ``after`` (sorted) once
+        play k's trick was over (and its draw made); remembered, as the deals of a
+        decision share most of these hands."""
         if k < 0:
             return 1.0
+        key = (k, after)
+        known = self._memo.get(key)
+        if known is not None:
+            return known
         card, trick, leader, drew = self.plays[k]
         if not drew:
-            before = [*after, card]
-            return self._p(card, before, trick, leader) * self._before(k - 1, before)
-        last_draw = self.first_index + k == DRAWS_2P - 1
-        options = [self.face_up] if last_draw and self.face_up_drawn else after
-        total = 0.0
-        for drawn in options:
-            before = [c for c in after if c != drawn] + [card]
-            total += self._p(card, before, trick, leader) * self._before(k - 1, before)
-        return total / len(options)
+            before = tuple(sorted((*after, card)))
+            result = self._p(card, before, trick, leader) * self._before(k - 1, before)
+        else:
+            last_draw = self.first_index + k == DRAWS_2P - 1
+            options = (self.face_up,) if last_draw and self.face_up_drawn else after
+            total = 0.0
+            for drawn in options:
+                before = tuple(sorted((*(c for c in after if c != drawn), card)))
+                total += self._p(card, before, trick, leader) * self._before(k - 1, before)
+            result = total / len(options)
+        self._memo[key] = result
+        return result
 
-    def _p(self, card: int, hand: list[int], trick: list[int], leader: int) -> float:
+    def _p(self, card: int, hand: tuple[int, ...], trick: list[int], leader: int) -> float:
         if len(hand) <= 1:
             return 1.0
         pick = briscola.choose_card(hand, trick, self.opp, leader, 2, self.trump, None)
