@@ -343,3 +343,40 @@ def test_campione_solves_two_player_endgames_over_every_hand_of_the_opponent(
         assert totals[action.card] == pytest.approx(max(totals.values()))
         checked += len(set(totals.values())) > 1
     assert found >= 10 and (infer or checked >= 5)
+
+
+class _Forgetful(dict[tuple[int, tuple[int, ...]], float]):
+    """A memo that keeps nothing."""
+
+    def __setitem__(self, key: tuple[int, tuple[int, ...]], value: float) -> None:
+        return None
+
+
+def test_the_opponent_model_remembers_without_changing_a_likelihood() -> None:
+    """The likelihoods a model remembers across the deals of a decision are the ones it
+    computes with nothing remembered, hand by hand."""
+    from game.players import briscola
+    from game.players.champion import OpponentModel
+    from game.players.heuristic import HeuristicPlayer
+
+    checked = 0
+    game = Game.new(_options(2), random.Random(11))
+    players = [HeuristicPlayer(s) for s in range(2)]
+    while not game.scored_count:
+        seat = game.current_seat()
+        assert seat is not None
+        view = game.view(seat)
+        if view.stock_count > 4 and len(view.tricks) >= 4:
+            rng = random.Random(len(view.tricks))
+            hands = [briscola.sample_world(view, rng)[0][1 - seat] for _ in range(30)]
+            hands.append(list(game.hands[1 - seat]))
+            shared = OpponentModel(view)
+            together = [shared.likelihood(h) for h in hands]
+            forgetful = OpponentModel(view)
+            forgetful._memo = _Forgetful()
+            alone = [forgetful.likelihood(h) for h in hands]
+            assert together == alone
+            assert len(set(together)) > 1
+            checked += 1
+        game.apply(seat, players[seat].choose(view))
+    assert checked >= 5
