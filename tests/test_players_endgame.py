@@ -12,7 +12,7 @@ from game.arena import run
 from game.events import BriscolaScored
 from game.players import Player, create_player
 from game.players.champion import ChampionPlayer, exact_worlds, outcome
-from game.players.endgame import Endgame, brute_force, card_values, solve
+from game.players.endgame import DrawSolver, Endgame, brute_force, card_values, solve
 from tests.core.helpers import VARIANTS
 
 
@@ -236,3 +236,147 @@ def test_the_opponent_model_places_the_hidden_cards_better_than_chance() -> None
                     inferred += count * len(truth & set(hands[1 - seat]))
             game.apply(seat, players[seat].choose(view))
     assert inferred > 1.08 * uniform
+
+
+def _engine_expectimax(game: Game, seat: int) -> float:
+    """The card points ``seat`` ends with, both players playing best and neither knowing
+    the stock's order: before each trick is completed, every ordered pair of hidden
+    stock cards is put on top of the stock in turn (the face-up card stays last), and
+    the real engine plays on."""
+    if game.scored_count:
+        scored = next(e for e in game.history if isinstance(e, BriscolaScored))
+        return scored.points[next(i for i, s in enumerate(scored.sides) if seat in s)]
+    to_move = game.current_seat()
+    assert to_move is not None
+    values = []
+    for action in game.legal_actions(to_move):
+        completes = len(game.trick) == game.n - 1
+        hidden = game.stock[:-1]
+        if completes and len(hidden) >= 2:
+            outcomes = []
+            for x in hidden:
+                for y in hidden:
+                    if x == y:
+                        continue
+                    child = game.clone()
+                    rest = [c for c in hidden if c not in (x, y)]
+                    child.stock = [x, y, *rest, game.stock[-1]]
+                    child.apply(to_move, action)
+                    outcomes.append(_engine_expectimax(child, seat))
+            values.append(sum(outcomes) / len(outcomes))
+        else:
+            child = game.clone()
+            child.apply(to_move, action)
+            values.append(_engine_expectimax(child, seat))
+    return max(values) if to_move == seat else min(values)
+
+
+@pytest.mark.parametrize(("stock_left", "positions"), [(2, 25), (4, 3)])
+def test_the_draw_solver_equals_expectimax_through_the_engine(
+    stock_left: int, positions: int
+) -> None:
+    """The stock's order a chance node (``DrawSolver``), against the engine (with 4 cards
+    to draw, only positions with a card led, to keep the engine's search short)."""
+    found = 0
+    for seed in range(400):
+        game = _random_position(seed, 2, stock_left)
+        if game.scored_count or game.is_over() or len(game.stock) != stock_left:
+            continue
+        if stock_left == 4 and not game.trick:
+            continue
+        seat = game.current_seat()
+        assert seat is not None and game.trump is not None and game.face_up is not None
+        solver = DrawSolver(game.trump, game.face_up, lambda points: float(points))
+        values = solver.card_values(
+            game.hands[seat],
+            game.hands[1 - seat],
+            game.stock[:-1],
+            game.trick,
+            game.captured[seat],
+        )
+        assert max(values.values()) == pytest.approx(_engine_expectimax(game, seat))
+        found += 1
+        if found == positions:
+            break
+    assert found == positions
+
+
+@pytest.mark.parametrize("infer", [False, True])
+def test_campione_solves_two_player_endgames_over_every_hand_of_the_opponent(
+    infer: bool,
+) -> None:
+    """With at most ``EXACT_STOCK`` cards to draw it enumerates every hand the opponent
+    can hold, the stock's order a chance node; without the opponent model every hand
+    counts the same, and its card is the best for the sum of the :class:`DrawSolver`'s
+    values over them."""
+    from itertools import combinations
+    from math import comb
+
+    from game.players.champion import EXACT_STOCK, unseen_cards
+
+    found = checked = 0
+    for seed in range(60):
+        game = _random_position(seed, 2, EXACT_STOCK)
+        if game.scored_count or game.is_over() or len(game.stock) != EXACT_STOCK:
+            continue
+        seat = game.current_seat()
+        assert seat is not None and game.trump is not None and game.face_up is not None
+        view = game.view(seat)
+        player = ChampionPlayer(seed, infer=infer)
+        action = player.choose(view)
+        assert isinstance(action, PlayCard) and action.code in view.legal
+        unseen = unseen_cards(view)
+        size = view.hand_sizes[1 - seat]
+        assert player.last_worlds == comb(len(unseen), size)
+        found += 1
+        if infer:
+            continue
+        solver = DrawSolver(game.trump, game.face_up, lambda points: outcome(points, 2))
+        totals = dict.fromkeys(game.hands[seat], 0.0)
+        for theirs in combinations(unseen, size):
+            hidden = [c for c in unseen if c not in theirs]
+            values = solver.card_values(
+                game.hands[seat], theirs, hidden, game.trick, game.captured[seat]
+            )
+            for card, value in values.items():
+                totals[card] += value
+        assert totals[action.card] == pytest.approx(max(totals.values()))
+        checked += len(set(totals.values())) > 1
+    assert found >= 10 and (infer or checked >= 5)
+
+
+class _Forgetful(dict[tuple[int, tuple[int, ...]], float]):
+    """A memo that keeps nothing."""
+
+    def __setitem__(self, key: tuple[int, tuple[int, ...]], value: float) -> None:
+        return None
+
+
+def test_the_opponent_model_remembers_without_changing_a_likelihood() -> None:
+    """The likelihoods a model remembers across the deals of a decision are the ones it
+    computes with nothing remembered, hand by hand."""
+    from game.players import briscola
+    from game.players.champion import OpponentModel
+    from game.players.heuristic import HeuristicPlayer
+
+    checked = 0
+    game = Game.new(_options(2), random.Random(11))
+    players = [HeuristicPlayer(s) for s in range(2)]
+    while not game.scored_count:
+        seat = game.current_seat()
+        assert seat is not None
+        view = game.view(seat)
+        if view.stock_count > 4 and len(view.tricks) >= 4:
+            rng = random.Random(len(view.tricks))
+            hands = [briscola.sample_world(view, rng)[0][1 - seat] for _ in range(30)]
+            hands.append(list(game.hands[1 - seat]))
+            shared = OpponentModel(view)
+            together = [shared.likelihood(h) for h in hands]
+            forgetful = OpponentModel(view)
+            forgetful._memo = _Forgetful()
+            alone = [forgetful.likelihood(h) for h in hands]
+            assert together == alone
+            assert len(set(together)) > 1
+            checked += 1
+        game.apply(seat, players[seat].choose(view))
+    assert checked >= 5

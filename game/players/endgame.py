@@ -19,7 +19,7 @@ the tests check that both agree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from game.cards import CARD_POINTS, trick_winner_index
@@ -178,6 +178,139 @@ def last_tricks(lead: Sequence[int], follow: Sequence[int], trump: int, memo: La
     return best
 
 
+#: ``DrawSolver``'s memo: (my hand, the opponent's, the hidden stock cards, whether I
+#: lead, my points so far) -> the expected outcome
+DrawMemo = dict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool, int], float]
+
+
+class DrawSolver:
+    """Two players, the opponent's hand known (one world of the hidden cards), the stock's
+    order not: the expectimax value of the rest of the smazzata for "me".
+
+    The stock is the ``hidden`` cards in an unknown order with the face-up card last
+    (R105). After each trick its winner draws first: every way the two cards drawn can
+    be chosen from the hidden ones is equally likely (a chance node), and the face-up
+    card goes to the loser of the trick before the stock is empty. Neither player knows
+    the order, so this is the game as it is played, unlike :func:`solve` on one fixed
+    stock. Once the stock is empty the last tricks are exact
+    (:func:`last_tricks`). ``utility(points)`` is the value of ending with ``points``
+    (the ``campione`` player's: win, patta or loss plus a little a point); both players
+    play best for it (zero-sum). Positions are remembered in ``memo`` (share it across
+    the worlds of a decision: same trump and face-up card)."""
+
+    def __init__(
+        self,
+        trump: int,
+        face_up: int,
+        utility: Callable[[int], float],
+        memo: DrawMemo | None = None,
+        last: LastMemo | None = None,
+    ) -> None:
+        self.trump = trump
+        self.face_up = face_up
+        self.utility = utility
+        self.memo: DrawMemo = {} if memo is None else memo
+        self.last: LastMemo = {} if last is None else last
+
+    def card_values(
+        self,
+        mine: Sequence[int],
+        theirs: Sequence[int],
+        hidden: Sequence[int],
+        trick: Sequence[int],
+        points: int,
+    ) -> dict[int, float]:
+        """For each card of ``mine`` (my hand, my turn): its value, the opponent having
+        led ``trick`` (one card) or nobody yet (empty); ``points`` are mine so far."""
+        hid = tuple(sorted(hidden))
+        if trick:
+            # the opponent led trick[0] from a hand that held it
+            held = (*theirs, trick[0])
+            return {
+                card: self._resolve(tuple(mine), held, hid, trick[0], card, False, points)
+                for card in mine
+            }
+        return {
+            card: min(
+                self._resolve(tuple(mine), tuple(theirs), hid, card, answer, True, points)
+                for answer in theirs
+            )
+            for card in mine
+        }
+
+    def _resolve(
+        self,
+        mine: tuple[int, ...],
+        theirs: tuple[int, ...],
+        hidden: tuple[int, ...],
+        lead: int,
+        follow: int,
+        i_led: bool,
+        points: int,
+    ) -> float:
+        """The leader plays ``lead`` and the other ``follow`` from the hands (which
+        still hold them): score the trick, draw, play on."""
+        my_card, their_card = (lead, follow) if i_led else (follow, lead)
+        mine = tuple(c for c in mine if c != my_card)
+        theirs = tuple(c for c in theirs if c != their_card)
+        i_win = i_led != _beats(follow, lead, self.trump)
+        if i_win:
+            points += CARD_POINTS[lead] + CARD_POINTS[follow]
+        if not hidden:
+            return self.value(mine, theirs, hidden, i_win, points)
+        if len(hidden) == 1:
+            # the last draw: the winner takes the hidden card, the loser the face-up one
+            pairs = [(hidden[0], self.face_up)]
+        else:
+            pairs = [(x, y) for x in hidden for y in hidden if x != y]
+        total = 0.0
+        for x, y in pairs:
+            rest = tuple(c for c in hidden if c != x and c != y)
+            mine_draw, theirs_draw = (x, y) if i_win else (y, x)
+            total += self.value(
+                tuple(sorted((*mine, mine_draw))),
+                tuple(sorted((*theirs, theirs_draw))),
+                rest,
+                i_win,
+                points,
+            )
+        return total / len(pairs)
+
+    def value(
+        self,
+        mine: tuple[int, ...],
+        theirs: tuple[int, ...],
+        hidden: tuple[int, ...],
+        i_lead: bool,
+        points: int,
+    ) -> float:
+        """Between tricks (hands sorted): the expected utility with best play."""
+        if not mine:
+            return self.utility(points)
+        key = (mine, theirs, hidden, i_lead, points)
+        known = self.memo.get(key)
+        if known is not None:
+            return known
+        if not hidden:
+            lead, follow = (mine, theirs) if i_lead else (theirs, mine)
+            taken = last_tricks(lead, follow, self.trump, self.last)
+            if not i_lead:
+                taken = sum(CARD_POINTS[c] for c in mine + theirs) - taken
+            result = self.utility(points + taken)
+        else:
+            leads, follows = (mine, theirs) if i_lead else (theirs, mine)
+            best_lead, best_answer = (max, min) if i_lead else (min, max)
+            result = best_lead(
+                best_answer(
+                    self._resolve(mine, theirs, hidden, card, answer, i_lead, points)
+                    for answer in follows
+                )
+                for card in leads
+            )
+        self.memo[key] = result
+        return result
+
+
 def _beats(card: int, best: int, trump: int) -> bool:
     if card // 10 == best // 10:
         return card % 10 < best % 10
@@ -197,6 +330,8 @@ def nodes_searched(game: Endgame) -> int:
 
 
 __all__ = [
+    "DrawMemo",
+    "DrawSolver",
     "Endgame",
     "LastMemo",
     "brute_force",
