@@ -322,7 +322,6 @@ class ChampionPlayer(ExpertPlayer):
         draws: bool = True,
         depth: int = INFERENCE_DEPTH,
         match: float = MATCH,
-        candidates: int = CANDIDATES,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -335,11 +334,10 @@ class ChampionPlayer(ExpertPlayer):
         #: two players: the stock's order a chance node in the exact endgame
         #: (:class:`game.players.endgame.DrawSolver`), not one order a world
         self.draws = draws
-        #: the opponent model's plays, its chance of the rule-based card, and the
-        #: uniform deals drawn for each one played out
+        #: the opponent model's plays and its chance of the rule-based card (the
+        #: uniform deals drawn for each one played out: esperto's ``candidates``)
         self.depth = depth
         self.match = match
-        self.candidates = candidates
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
