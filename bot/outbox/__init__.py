@@ -176,9 +176,9 @@ class Outbox:
         elsewhere: a reply to a command goes before the queued edits)."""
         await self._take(self.resolve(chat_id), priority)
 
-    async def _take(self, chat_id: int, priority: int) -> None:
+    async def _take(self, chat_id: int, priority: int, *, promotable: bool = False) -> None:
         self._chat(chat_id)
-        await self.pacer.take(chat_id, priority)
+        await self.pacer.take(chat_id, priority, promotable=promotable)
 
     def _count(self, chat_id: int, kind: str) -> None:
         self.stats[("group_" if chat_id < 0 else "private_") + kind] += 1
@@ -230,7 +230,7 @@ class Outbox:
         chat_id = self.resolve(chat_id)
         drops = self._chat(chat_id).drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
-            await self.pacer.take(chat_id, priority, promotable=True)
+            await self._take(chat_id, priority, promotable=True)
             if self._chat(chat_id).drops != drops:
                 self.budget.refund()
                 log.info("send to %s dropped: the bot was removed from the chat", chat_id)
