@@ -467,7 +467,9 @@ def test_a_phone_plays_a_match_of_plain_briscola_under_telegrams_script(
         assert "user-scalable=no" in (app.locator('meta[name="viewport"]')
                                       .get_attribute("content") or "")
         briscola = app.locator("#stock .briscola")
-        assert briscola.is_visible()
+        # (waited for, not sampled: sampled right after the hand's first card it was
+        # not visible yet once in a whole-suite run)
+        briscola.wait_for(state="visible", timeout=5000)
         assert app.locator("#stock .stock-count").text_content() == "34"
 
         deadline = time.monotonic() + 150
