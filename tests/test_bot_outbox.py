@@ -12,6 +12,7 @@ import pytest
 from telegram import Chat, Message
 from telegram.error import ChatMigrated, NetworkError
 
+from bot.aiohttp_request import Fenced
 from bot.budget import Priority
 from bot.outbox import Outbox, PacedRateLimiter
 
@@ -149,6 +150,36 @@ async def test_a_send_that_failed_with_a_network_error_is_retried_a_few_times() 
     box = outbox(FlakyBot(failures=10))
     with pytest.raises(NetworkError):  # bounded: the caller schedules a redraw
         await box.send(7, "table")
+    await box.close()
+
+
+class FencedBot(RecordingBot):
+    """This instance lost the database lock: every Bot API call is refused before it goes."""
+
+    async def send_message(self, chat_id: int, text: str, **kwargs: Any) -> Message:
+        self.calls.append((time.monotonic(), "refused send", chat_id, text))
+        raise Fenced("not sent (sendMessage): this instance is not active")
+
+    async def edit_message_text(self, text: str, chat_id: int, message_id: int, **kw: Any) -> None:
+        self.calls.append((time.monotonic(), "refused edit", chat_id, text))
+        raise Fenced("not sent (editMessageText): this instance is not active")
+
+
+async def test_a_call_refused_by_the_fence_is_dropped_silently(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Fenced (another instance is active now): an edit or a send is neither tried again
+    nor logged; the active instance redraws what this one did not show."""
+    bot = FencedBot()
+    box = outbox(bot)
+    with caplog.at_level("DEBUG", logger="bot.outbox"):
+        await box.edit_now(7, 1, "your turn")
+        assert await box.send(8, "table") is None
+        await box.drain(1)
+        await asyncio.sleep(0.3)  # a retry would come after 0.25 s
+    assert [c[1] for c in bot.calls] == ["refused edit", "refused send"]
+    assert box.pending() == 0
+    assert [r.getMessage() for r in caplog.records if r.levelno >= 20] == []
     await box.close()
 
 

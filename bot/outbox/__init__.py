@@ -52,6 +52,7 @@ from telegram.error import (
     TelegramError,
 )
 
+from bot.aiohttp_request import Fenced
 from bot.budget import ChatPace, Priority
 from bot.outbox.digests import Digests
 from bot.outbox.pace import COUNTED, PACED, PacedRateLimiter, Pacer
@@ -252,6 +253,9 @@ class Outbox:
                 log.info("chat %s refused a message (403): %s", chat_id, exc)
                 await self._forbidden(chat_id, exc)
                 return None
+            except Fenced:  # standing by: the next active instance redraws (no log)
+                self.budget.refund()
+                return None
             except NetworkError as exc:
                 if attempt == SEND_ATTEMPTS or self._closed:
                     raise
@@ -443,6 +447,8 @@ class Outbox:
             wait = _seconds(exc.retry_after)
             log.warning("flood control on %s: retry after %.0f s", chat_id, wait)
             self._again_later(chat_id, message_id, edit, wait)
+        except Fenced:  # standing by: not tried again, the next active instance redraws
+            pass
         except NetworkError as exc:  # 5xx, timeout, reset: still wanted, try again later
             chat = self._chat(chat_id)
             failures = chat.failures[message_id] = chat.failures.get(message_id, 0) + 1
