@@ -568,10 +568,11 @@ class SimTable:
         stop: asyncio.Event | None = None,
         presses: int | None = None,
         stall_after: float | None = None,
+        gate: asyncio.Event | None = None,
     ) -> bool:
         """Play the current match until it is over (True) or ``stop``/``deadline`` or
         after ``presses`` presses or when the game did not move for ``stall_after``
-        seconds (False).
+        seconds (False). While ``gate`` is clear, the humans hold their presses.
 
         ``deadline`` is a ``loop.time()``. With ``rescue_after``, a human whose buttons
         have not appeared for that long types ``/mano`` (counted in ``stats.rescues``).
@@ -621,6 +622,9 @@ class SimTable:
                         message = self._button(user, data)
                         if message is None or seat.user_id in self.live:
                             continue
+                    if gate is not None and not gate.is_set():
+                        await gate.wait()
+                        continue  # (and look again)
                     handle = await user.press(message, data)
                     press = Press(user.id, row.game_id, row.version, code, handle, loop.time())
                     self.presses.append(press)

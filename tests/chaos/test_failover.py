@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import math
 import os
 import random
 import statistics
@@ -250,9 +251,31 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
-async def play_all(tables: list[SimTable], seconds: float) -> list[asyncio.Task[bool]]:
+async def play_all(
+    tables: list[SimTable], seconds: float, gate: asyncio.Event | None = None
+) -> list[asyncio.Task[bool]]:
     deadline = asyncio.get_running_loop().time() + seconds
-    return [asyncio.create_task(t.play(deadline=deadline, rescue_after=8.0)) for t in tables]
+    return [asyncio.create_task(t.play(deadline=deadline, rescue_after=8.0, gate=gate))
+            for t in tables]
+
+
+#: Moves the six tables' humans may start (in all) between one kill and the standby's
+#: being ready for the next (the computers' replies and the presses under way come on
+#: top: about twice as many in all): on a loaded machine a restart is slow, and the
+#: tables, held meanwhile, are still playing at the tenth kill.
+MOVES_PER_KILL = 30
+
+
+async def hold_play(tables: list[SimTable], gate: asyncio.Event, limit: list[float]) -> None:
+    """Clear ``gate`` (the humans hold their presses) while the tables' versions add up
+    to ``limit[0]`` or more; set it otherwise."""
+    while True:
+        total = sum([(await t.state())[0].version for t in tables])
+        if total >= limit[0]:
+            gate.clear()
+        else:
+            gate.set()
+        await asyncio.sleep(0.1)
 
 
 async def test_sigkill_of_the_active_instance_standby_takes_over(pair: Pair) -> None:
@@ -270,7 +293,7 @@ async def ten_kills(pair: Pair, seed: int) -> None:
     finishes and replays, no press lost (neither answered nor stored), none answered
     twice, at most one "message is not modified" and one message sent twice per kill."""
     rng = random.Random(seed)
-    tables = await tables_in_play(pair, 6, rng=rng, match_end="hands:4", think=0.1)
+    tables = await tables_in_play(pair, 6, rng=rng, match_end="hands:3", think=0.1)
     t0 = time.monotonic()
     kills: list[tuple[int, float, float]] = []  # (pid, when, when)
     press_out = asyncio.Event()
@@ -280,7 +303,10 @@ async def ten_kills(pair: Pair, seed: int) -> None:
             press_out.set()
 
     pair.tg.offered_hooks.append(offered)
-    players = await play_all(tables, 240)
+    gate = asyncio.Event()
+    limit = [sum([(await t.state())[0].version for t in tables]) + MOVES_PER_KILL]
+    holder = asyncio.create_task(hold_play(tables, gate, limit))
+    players = await play_all(tables, 240, gate)
     takeovers: list[float] = []
     versions: list[int] = []
     playing: list[int] = []  # tables in play at each kill
@@ -290,6 +316,8 @@ async def ten_kills(pair: Pair, seed: int) -> None:
             active = pair.active()
             standby = pair.b if active is pair.a else pair.a
             await standby.until_log("standby (")  # (restarted after the kill before)
+            limit[0] = math.inf  # ready to kill: play on until the moment comes
+            gate.set()
             rows = [(await t.state())[0] for t in tables]
             versions.append(sum(r.version for r in rows))
             playing.append(sum(r.status == "playing" for r in rows))
@@ -304,11 +332,15 @@ async def ten_kills(pair: Pair, seed: int) -> None:
             killed_at = time.monotonic()
             kills.append((active.pid, killed_at, killed_at))
             await active.kill()
+            limit[0] = sum([(await t.state())[0].version for t in tables]) + MOVES_PER_KILL
             takeovers.append(await pair.polled_by(standby, killed_at, 2 * TAKEOVER_BOUND))
             await active.start(wait=False)  # the next standby
         kills_done = time.monotonic()
+        holder.cancel()
+        gate.set()
         finished = await asyncio.gather(*players)
     finally:
+        holder.cancel()
         for task in players:
             task.cancel()
         pair.tg.offered_hooks.remove(offered)
