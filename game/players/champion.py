@@ -58,7 +58,9 @@ the run, 2 jobs at nice 19, 46 minutes, load 5.3 at the start and 2.4 at the end
     (esperto 21 ms, 44 ms)
 
 On the same deals the previous version scored 0.601 and +7.15 (below): +0.025 and
-+1.0 card point a game (no paired interval: the arena keeps no per-deal result); head
++1.0 card point a game; paired by the twenty 50-deal blocks of the two runs'
+``--progress`` reports, +0.025 (-0.005..+0.055) and +1.0 (-0.8..+2.9), so likely but not
+established at 95%; head
 to head against the previous version, 100 duplicate deals (200 games, seed 3470):
 0.562 (0.493..0.632), +3.9 card points a game (+0.5..+7.3). Still below 0.65, the
 issue's target.
