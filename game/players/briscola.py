@@ -24,7 +24,9 @@ import random
 from collections.abc import Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
+from game.players import policy
 from game.players.endgame import LastMemo, last_tricks
+from game.players.policy import Weights
 from game.view import View
 
 #: Cost of spending a trump, by rank index (Asso … 2): strong trumps are worth keeping.
@@ -142,6 +144,49 @@ def sample_world(view: View, rng: random.Random) -> tuple[list[list[int]], list[
     return hands, stock
 
 
+#: Every card of the deck as a mask (the unseen cards of a seat: this minus what it saw).
+_ALL = (1 << 40) - 1
+#: Two players: a seat's chance of being on each side (itself 1, the other 0).
+_SIDES_2P = ((1.0, 0.0), (0.0, 1.0))
+
+
+def policy_card(
+    hands: list[list[int]],
+    seat: int,
+    trick: list[int],
+    leader: int,
+    trump: int,
+    seen: int,
+    tricks_left: int,
+    weights: Weights,
+) -> int:
+    """Two players: the card of :func:`game.players.policy.choose_card` (the chiamata
+    players' policy, which counts the unseen cards to judge who takes a trick) for
+    ``seat``, from what that seat knows: its hand, the cards ``seen`` (played, and the
+    face-up card while it is under the stock) and the hand sizes."""
+    hand = hands[seat]
+    own = 0
+    for card in hand:
+        own |= 1 << card
+    return policy.choose_card(
+        seat,
+        hand,
+        trick,
+        leader,
+        trump,
+        _SIDES_2P[seat],
+        _ALL & ~(own | seen),
+        (0, 0),
+        (len(hands[0]), len(hands[1])),
+        False,
+        tricks_left,
+        -1,
+        2,
+        None,
+        weights,
+    )
+
+
 def rollout(
     view: View,
     hands: list[list[int]],
@@ -149,11 +194,14 @@ def rollout(
     first: int,
     me: int,
     memo: LastMemo | None = None,
+    weights: Weights | None = None,
 ) -> tuple[int, int]:
     """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
     (my side's card points, the most points of any other side). With ``memo`` (two
     players only) the tricks after the last draw, where both hands are known, are
-    played exactly (:func:`game.players.endgame.last_tricks`) instead."""
+    played exactly (:func:`game.players.endgame.last_tricks`) instead. With
+    ``weights`` (two players only) every seat plays :func:`policy_card` instead of the
+    heuristic."""
     n = view.players
     trump = view.trump
     assert trump is not None
@@ -167,16 +215,30 @@ def rollout(
     trick = [c for _, c in view.current_trick]
     seat = (leader + len(trick)) % n
     forced: int | None = first
+    seen = 0
+    tricks_left = 0
+    if weights is not None:
+        for card in [c for t in view.tricks for _, c in t.plays] + trick:
+            seen |= 1 << card
+        tricks_left = 40 // n - len(view.tricks)
+    face_up = 1 << view.face_up if view.face_up is not None else 0
     while True:
+        # the face-up card, last under the stock, is in sight of both
+        sight = seen | face_up if stock else seen
         while len(trick) < n:
             hand = hands[seat]
             if forced is not None and seat == me:
                 card, forced = forced, None
+            elif weights is not None:
+                card = policy_card(hands, seat, trick, leader, trump, sight, tricks_left, weights)
             else:
                 card = choose_card(hand, trick, seat, leader, n, trump, partners[seat])
             hand.remove(card)
             trick.append(card)
+            seen |= 1 << card
+            sight |= 1 << card
             seat = (seat + 1) % n
+        tricks_left -= 1
         winner = (leader + trick_winner_index(trick, trump)) % n
         points[side_of[winner]] += sum(CARD_POINTS[c] for c in trick)
         trick = []
@@ -207,10 +269,12 @@ def search_code(
     worlds: int = 40,
     exact_end: bool = False,
     deals: Sequence[tuple[Deal, int]] | None = None,
+    weights: Weights | None = None,
 ) -> str:
     """The legal card with the best average outcome over ``worlds`` sampled deals (or
     over ``deals``, each with its multiplicity). With ``exact_end`` and two players,
-    rollouts end with the exact last tricks."""
+    rollouts end with the exact last tricks; with ``weights`` (two players) they are
+    played by :func:`policy_card`."""
     me = view.seat
     assert me is not None
     legal = [_card(code) for code in view.legal]
@@ -223,7 +287,9 @@ def search_code(
         deals = [(sample_world(view, rng), 1) for _ in range(worlds)]
     for (hands, stock), count in deals:
         for i, card in enumerate(legal):
-            mine, others = rollout(view, [list(h) for h in hands], list(stock), card, me, memo)
+            mine, others = rollout(
+                view, [list(h) for h in hands], list(stock), card, me, memo, weights
+            )
             if majority:
                 result = 1 if mine > 60 else 0 if mine == 60 else -1
             else:

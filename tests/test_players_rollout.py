@@ -1,0 +1,181 @@
+"""Two-player Briscola: campione's rollout policy (:func:`game.players.briscola.policy_card`)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from game import Game, TableOptions
+from game.actions import PlayCard
+from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
+from game.events import BriscolaScored
+from game.players import briscola
+from game.players.champion import ROLLOUT_WEIGHTS, ChampionPlayer
+from game.players.endgame import last_tricks
+from game.view import View
+
+
+def _options() -> TableOptions:
+    return TableOptions.model_validate(
+        {"game": "briscola", "players": 2, "match_end": "hands:1", "briscola_match": "wins:1"}
+    )
+
+
+def _position(seed: int) -> Game:
+    """A two-player game of random legal plays stopped at a random card with cards
+    still under the stock."""
+    rng = random.Random(seed)
+    game = Game.new(_options(), rng)
+    stop = rng.randint(0, 30)
+    for _ in range(stop):
+        seat = game.current_seat()
+        assert seat is not None
+        game.apply(seat, rng.choice(game.legal_actions(seat)))
+    return game
+
+
+def _positions(count: int) -> Iterator[tuple[int, Game, int, View]]:
+    """``count`` random positions: seed, game, the seat to play and its view."""
+    for seed in range(count):
+        game = _position(seed)
+        seat = game.current_seat()
+        assert seat is not None
+        yield seed, game, seat, game.view(seat)
+
+
+def _seen(view: View) -> int:
+    """What the seat has seen of the others' cards, as :func:`briscola.rollout` tracks it."""
+    mask = 0
+    for card in [c for t in view.tricks for _, c in t.plays] + [c for _, c in view.current_trick]:
+        mask |= 1 << card
+    if view.stock_count and view.face_up is not None:
+        mask |= 1 << view.face_up
+    return mask
+
+
+def _policy(view: View, hands: list[list[int]]) -> int:
+    """The policy's card for the view's seat, the seats holding ``hands``."""
+    assert view.seat is not None and view.trump is not None
+    trick = [c for _, c in view.current_trick]
+    return briscola.policy_card(
+        hands, view.seat, trick, view.leader, view.trump, _seen(view), 20 - len(view.tricks),
+        ROLLOUT_WEIGHTS,
+    )  # fmt: skip
+
+
+def _from_view(view: View) -> int:
+    """The policy's card computed from the seat's view alone."""
+    assert view.seat is not None
+    hands: list[list[int]] = [[], []]
+    hands[view.seat] = list(view.hand)
+    hands[1 - view.seat] = [-1] * view.hand_sizes[1 - view.seat]  # never looked at
+    return _policy(view, hands)
+
+
+def test_a_policy_rollout_plays_what_each_seat_would_from_its_own_view() -> None:
+    """The rollout through the engine, every card chosen from that seat's view (its
+    hand, what it saw, the sizes): the same card points as the rollout's own loop."""
+    checked = 0
+    for seed, game, me, view in _positions(40):
+        first = parse_card(view.legal[seed % len(view.legal)][1:])
+        expected = briscola.rollout(
+            view,
+            [list(h) for h in game.hands],
+            list(game.stock),
+            first,
+            me,
+            None,
+            ROLLOUT_WEIGHTS,
+        )
+        replay = game.clone()
+        replay.apply(me, PlayCard(first))
+        while not replay.scored_count:
+            seat = replay.current_seat()
+            assert seat is not None
+            seat_view = replay.view(seat)
+            card = _from_view(seat_view)
+            assert "c" + card_code(card) in seat_view.legal
+            replay.apply(seat, PlayCard(card))
+        scored = next(e for e in replay.history if isinstance(e, BriscolaScored))
+        mine = scored.points[[me in side for side in scored.sides].index(True)]
+        assert expected == (mine, 120 - mine)
+        checked += 1
+    assert checked == 40
+
+
+def test_the_policy_never_looks_at_the_other_hand() -> None:
+    rng = random.Random(3)
+    for _seed, game, me, view in _positions(60):
+        real = [list(h) for h in game.hands]
+        card = _policy(view, real)
+        assert card in view.hand
+        other = [list(h) for h in real]
+        pool = [c for c in range(40) if c not in view.hand and not _seen(view) >> c & 1]
+        other[1 - me] = rng.sample(pool, len(real[1 - me]))
+        assert card == _from_view(view)
+        assert card == _policy(view, other)
+
+
+def _duel(deck: list[int], policy_seat: int) -> int:
+    """One smazzata dealt from ``deck``: ``policy_seat`` plays :func:`policy_card`, the
+    other the rule-based card, both the exact last tricks; the policy seat's points."""
+    trump, face_up = deck[-1] // 10, deck[-1]
+    hands, stock = [deck[0:3], deck[3:6]], deck[6:]
+    seen, leader, done, points = 0, 0, 0, [0, 0]
+    memo: dict[tuple[int, int], int] = {}
+    while stock:
+        trick: list[int] = []
+        seat = leader
+        for _ in range(2):
+            if seat == policy_seat:
+                sight = seen | 1 << face_up
+                card = briscola.policy_card(
+                    hands, seat, trick, leader, trump, sight, 20 - done, ROLLOUT_WEIGHTS
+                )
+            else:
+                card = briscola.choose_card(hands[seat], trick, seat, leader, 2, trump, None)
+            hands[seat].remove(card)
+            trick.append(card)
+            seen |= 1 << card
+            seat = 1 - seat
+        winner = (leader + trick_winner_index(trick, trump)) % 2
+        points[winner] += sum(CARD_POINTS[c] for c in trick)
+        done, leader = done + 1, winner
+        hands[winner].append(stock.pop(0))
+        hands[1 - winner].append(stock.pop(0))
+    taken = last_tricks(hands[leader], hands[1 - leader], trump, memo)
+    points[leader] += taken
+    points[1 - leader] += sum(CARD_POINTS[c] for h in hands for c in h) - taken
+    return points[policy_seat]
+
+
+def test_the_rollout_policy_beats_the_rule_based_one_on_duplicate_deals() -> None:
+    """400 deals played both ways: the policy wins more smazzate and takes more points
+    (measured 0.563 and +4.3 card points a game over 10,000 deals)."""
+    score = 0.0
+    margin = 0
+    for deal in range(400):
+        deck = list(range(40))
+        random.Random(deal).shuffle(deck)
+        for seat in (0, 1):
+            mine = _duel(list(deck), seat)
+            score += 1 if mine > 60 else 0.5 if mine == 60 else 0
+            margin += 2 * mine - 120
+    assert score / 800 > 0.52
+    assert margin / 800 > 2.0
+
+
+def test_campione_rolls_out_with_the_policy_in_two_player_briscola() -> None:
+    """The rollout policy changes some middle-game decisions (it is wired in), and
+    every decision stays legal and the same on a second ask."""
+    differ = 0
+    for seed, _game, _seat, view in _positions(30):
+        if view.stock_count <= 4 or len(view.legal) == 1:
+            continue
+        new = ChampionPlayer(seed, worlds=40)
+        old = ChampionPlayer(seed, worlds=40, rollout_weights=None)
+        action = new.choose(view)
+        assert action.code in view.legal
+        assert ChampionPlayer(seed, worlds=40).choose(view) == action
+        differ += action != old.choose(view)
+    assert differ >= 1
