@@ -413,6 +413,79 @@ class _HeldOutbox(_RecordingOutbox):
         self.ranks[chat_id] = min(self.ranks[chat_id], priority)
 
 
+async def test_where_all_play_in_the_mini_app_a_new_table_waits_for_the_auctions_result(
+) -> None:
+    """Issue 32: at a table whose players are all live in the Mini App (the group serves
+    spectators only) a new smazzata's table is not sent during the auction: it is sent
+    with the auction's result (one call instead of a send and the milestone's edit), or at
+    once if someone asks for it (/tavolo) or a player is in the chat; a deal voided before
+    its table was sent is told to the group."""
+    import random
+
+    from bot.prefs import Prefs
+    from bot.presence import Presence
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import Drawn, Renderer
+    from bot.tables.state import UiState
+    from game import Game, TableOptions
+    from game.events import DealVoided, Event
+    from storage import GameRow, SeatRow
+
+    group = -100
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    ui = json.dumps({"hands": {str(i): 20 + i for i in range(5)}, "table_smz": 0})
+
+    async def group_sends(game: Game, live: set[int], events: list[Event],
+                          asked: bool = False) -> list[str]:
+        presence = Presence()
+        for user in live:
+            presence.opened(1, user)
+        row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                      ui, None, 0, 0, None, seats)
+        box = _HeldOutbox()
+        box.release.set()
+        renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                            presence)
+        if asked:
+            renderer.table_asked(1)
+        drawn = Drawn(UiState.parse(ui))
+        await renderer.draw(row, game, drawn, events)
+        await asyncio.gather(*drawn.pending)
+        return [text for (chat, _), text in box.texts.items() if chat == group]
+
+    everyone = set(range(10, 15))
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    assert await group_sends(game, everyone, []) == []  # the auction: nothing yet
+    assert len(await group_sends(game, everyone, [], asked=True)) == 1  # /tavolo
+    assert len(await group_sends(game, everyone - {12}, [])) == 1  # one in the chat
+    assert len(await group_sends(game, set(), [])) == 1
+    rng = random.Random(4)
+    while game.view(None).phase != "play":
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        events = game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        if game.view(None).phase != "play":
+            assert await group_sends(game, everyone, events) == []
+    assert len(await group_sends(game, everyone, events)) == 1  # the auction's result
+    for seed in range(50):  # a deal voided (all passed) before its table was sent
+        game = Game.new(TableOptions(), rng=random.Random(seed))
+        events = []
+        while game.smazzata_index == 0 and game.view(None).phase == "auction":
+            seat = game.current_seat()
+            assert seat is not None
+            legal = game.legal_actions(seat)
+            passes = [a for a in legal if a.code == "P"]
+            events = game.apply(seat, passes[0] if passes else legal[0])
+        if any(isinstance(e, DealVoided) for e in events):
+            break
+    else:
+        raise AssertionError("no deal voided in 50 seeds")
+    sent = await group_sends(game, everyone, events)
+    assert len(sent) == 1 and "1" in sent[0]  # the voided smazzata, told; no table yet
+
+
 async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     """A new smazzata's table and hands wait for Telegram's budget after the redraw that
     asked for them returned (the driver awaits them outside the game's redraw lock, so

@@ -34,8 +34,9 @@ turn (their hand with the buttons) too, so nobody misses a turn. A table with a 
 live in the Mini App serves spectators in the group (the players see the table on their
 page or in their own hands): its group edits take the lowest rank and are held until a
 milestone (a trick won, the auction's result; where some play in the chat, the auction
-is also shown as it goes, several bids in one edit), so that the budget goes to the
-players who play in the chat. A new hand whose player is live when the budget grants
+is also shown as it goes, several bids in one edit; where all are live, a new
+smazzata's table is sent with the auction's result, not before), so that the budget goes
+to the players who play in the chat. A new hand whose player is live when the budget grants
 its call is not sent (it is when their page closes).
 
 What a waiting player sees: their hand is *held and merged* while the others play
@@ -213,6 +214,8 @@ class Renderer:
         self._unclosed: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
         #: (game, seat) of a live player in turn -> (version, since when: monotonic).
         self._live_turn: dict[tuple[int, int], tuple[int, float]] = {}
+        #: Games whose table someone asked for (/tavolo): sent at the next redraw.
+        self._table_asked: set[int] = set()
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
                    events: Sequence[Event], pressed: tuple[int, int] | None = None) -> None:
@@ -229,6 +232,8 @@ class Renderer:
         ui = drawn.ui
         if ui.table is not None and (ui.table_chat or row.chat_id) != chat_id:
             drawn.set(table=None)  # the group became a supergroup: the old one is read-only
+        void_unseen = drawn.ui.table is None and any(isinstance(e, DealVoided)
+                                                     for e in events)
         if drawn.ui.table is not None and (
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
@@ -245,6 +250,13 @@ class Renderer:
             if (row.game_id, "group") in self._sending:
                 return  # its results and new table are on their way (then a redraw)
             messages = await self._post_results(row, game, drawn, names, lang, style, chat_id)
+            if (void_unseen and not is_private_chat(row.chat_id)
+                    and drawn.ui.table_smz != game.smazzata_index):
+                # a deal voided before its table was sent (all in the Mini App: it waited
+                # for the auction's result): the group is told so
+                text = _closing_text(events, game.smazzata_index - 1, names, lang, style)
+                messages.append((chat_id, text, None, row.thread_id, _nothing, None,
+                                 self.group_rank(row), None))
             if not game.is_over():
                 table = self._draw_table(row, game, drawn, names, lang, chat_id, events,
                                          pressed)
@@ -344,16 +356,7 @@ class Renderer:
         live player's are closed when they are back in the chat (see :meth:`_close`),
         or at the match's end."""
         smz = ui.table_smz
-        void = next((e for e in events if isinstance(e, DealVoided)), None)
-        last = next((e for e in reversed(events) if isinstance(e, TrickWon)), None)
-        if void is not None:
-            monte = next((e.seat for e in events if isinstance(e, MonteDeclared)), None)
-            text = texts.voided_text(lang, smz, void.reason, names, monte)
-        elif last is not None:
-            text = texts.finished_table_text(lang, style, smz, names, last.seat, last.cards,
-                                             last.trick)
-        else:
-            text = tr(lang, "table.finished", n=smz + 1)
+        text = _closing_text(events, smz, names, lang, style)
         assert ui.table is not None
         solo = is_private_chat(row.chat_id)
         if not solo or over or not self.presence.live(row.game_id, row.chat_id):
@@ -400,6 +403,12 @@ class Renderer:
         if pressed is not None and pressed == (chat_id, drawn.ui.table):
             priority, delay = Priority.PRESSED, 0.0  # (a keyboard drawn before issue 32)
         if drawn.ui.table is None:
+            if (priority == Priority.IDLE and view.phase in ("auction", "declaration")
+                    and row.game_id not in self._table_asked and self._all_live(row)):
+                # spectators only: the new table comes with the auction's result, its
+                # first milestone (one call, not a send and then that edit)
+                return None
+            self._table_asked.discard(row.game_id)
             smazzata = game.smazzata_index
 
             def stores(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
@@ -413,6 +422,11 @@ class Renderer:
         self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
                          delay=delay, priority=priority)
         return None
+
+    def table_asked(self, game_id: int) -> None:
+        """Someone asked for the table (/tavolo): the next redraw sends it, also where
+        it would wait for the auction's result (see :meth:`_draw_table`)."""
+        self._table_asked.add(game_id)
 
     def back(self, game_id: int, user_id: int) -> None:
         """``user_id``'s last page on ``game_id`` closed: at the next redraw their chat
@@ -639,6 +653,25 @@ def _closing_events(game: Game, events: Sequence[Event]) -> Sequence[Event]:
     if game.is_over():
         return game.history[starts[-1]:]
     return game.history[starts[-2]:starts[-1]] if len(starts) > 1 else events
+
+
+def _closing_text(events: Sequence[Event], smz: int, names: list[str], lang: str,
+                  style: str) -> str:
+    """What the messages of smazzata ``smz`` show once it is over (``events``: those of
+    the move that ended it): the deal voided, or its last trick."""
+    void = next((e for e in events if isinstance(e, DealVoided)), None)
+    last = next((e for e in reversed(events) if isinstance(e, TrickWon)), None)
+    if void is not None:
+        monte = next((e.seat for e in events if isinstance(e, MonteDeclared)), None)
+        return texts.voided_text(lang, smz, void.reason, names, monte)
+    if last is not None:
+        return texts.finished_table_text(lang, style, smz, names, last.seat, last.cards,
+                                         last.trick)
+    return tr(lang, "table.finished", n=smz + 1)
+
+
+def _nothing(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
+    return None
 
 
 def _scored(i: int) -> Callable[[Message | None, UiState, int], dict[str, Any] | None]:
