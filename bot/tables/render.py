@@ -35,8 +35,9 @@ live in the Mini App serves spectators in the group (the players see the table o
 page or in their own hands): its group edits take the lowest rank and are held until a
 milestone (a trick won, the auction's result; where some play in the chat, the auction
 is also shown as it goes, several bids in one edit; where all are live, a new
-smazzata's table is sent with the auction's result, not before), so that the budget goes
-to the players who play in the chat. A new hand whose player is live when the budget grants
+smazzata's table is sent with the auction's result, not before, and the old table is
+closed with the smazzata's result in it instead of a new message), so that the budget
+goes to the players who play in the chat. A new hand whose player is live when the budget grants
 its call is not sent (it is when their page closes).
 
 What a waiting player sees: their hand is *held and merged* while the others play
@@ -91,7 +92,8 @@ HELD_FACTOR = 15.0
 #: Events after which a table served only to spectators is redrawn at once (otherwise
 #: its group edits are held, merged, up to ``HELD_FACTOR × private_lazy_seconds``): a
 #: trick won, the auction's result (once the suit is declared, the move after the last
-#: bid: one edit shows both), a deal voided. The smazzata's result is a new message.
+#: bid: one edit shows both), a deal voided. The smazzata's result is a new message (where
+#: all players are live, it is in the closing edit of its table: ``_result_on_close``).
 MILESTONES = (TrickWon, SuitDeclared, DealVoided)
 #: In the auction, the group of a table with players in the chat and in the Mini App is
 #: held this many times ``private_lazy_seconds`` (16 s by default): it shows the auction
@@ -237,9 +239,12 @@ class Renderer:
         if drawn.ui.table is not None and (
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
+            result = self._result_on_close(row, game, drawn, names, lang, style)
             self._close_smazzata(row, drawn.ui, _closing_events(game, events), names, lang,
-                                 style, game.is_over())
+                                 style, game.is_over(), result)
             drawn.set(table=None, hands=None)
+            if result is not None:
+                drawn.set(scored=game.scored_count)  # (shown by the closing edit)
 
         # a hand pressed is asked for first (its edit is the first call after the answer);
         # at a new smazzata the group's results and table are reserved first
@@ -348,19 +353,37 @@ class Renderer:
             return [last]
         return (await self.results(row.game_id))[posted : game.scored_count]
 
+    def _result_on_close(self, row: GameRow, game: Game, drawn: Drawn, names: list[str],
+                         lang: str, style: str) -> str | None:
+        """The result of the smazzata whose table is being closed, to show in that
+        closing edit instead of a new message, where the group serves spectators only
+        (every player live in the Mini App: nothing else is posted there in between, so
+        the table is the group's newest message): one call instead of two at the end of
+        each smazzata. None: it goes as a new message (see :meth:`_post_results`)."""
+        if (game.is_over() or is_private_chat(row.chat_id)
+                or game.scored_count != drawn.ui.scored + 1
+                or drawn.ui.table_smz != game.smazzata_index - 1 or not self._all_live(row)):
+            return None
+        last: Result | None = game.last_score or game.last_briscola
+        if last is None:
+            return None
+        return texts.any_result_text(lang, style, last, names, False, game.morto)
+
     def _close_smazzata(
         self, row: GameRow, ui: UiState, events: Sequence[Event], names: list[str],
-        lang: str, style: str, over: bool = False,
+        lang: str, style: str, over: bool = False, result: str | None = None,
     ) -> None:
-        """Final edit of the previous smazzata's messages (no keyboards left behind). A
-        live player's are closed when they are back in the chat (see :meth:`_close`),
-        or at the match's end."""
+        """Final edit of the previous smazzata's messages (no keyboards left behind;
+        ``result``: the group's shows the smazzata's result too). A live player's are
+        closed when they are back in the chat (see :meth:`_close`), or at the match's
+        end."""
         smz = ui.table_smz
         text = _closing_text(events, smz, names, lang, style)
         assert ui.table is not None
         solo = is_private_chat(row.chat_id)
         if not solo or over or not self.presence.live(row.game_id, row.chat_id):
-            self.outbox.edit(self.layout.table_chat(row), ui.table, text, None)
+            self.outbox.edit(self.layout.table_chat(row), ui.table,
+                             text if result is None else f"{text}\n\n{result}", None)
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
