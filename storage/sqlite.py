@@ -20,7 +20,7 @@ import functools
 import logging
 import sqlite3
 from collections.abc import Callable, Coroutine, Iterable
-from contextlib import closing, suppress
+from contextlib import suppress
 from typing import Any, TypeVar, cast
 
 import aiosqlite
@@ -127,13 +127,6 @@ class _DirectTransaction(_Statements):
             raise translate_sqlite_error(e, short_sql(sql)) from e
 
 
-def _checkpoint(database: str) -> None:
-    """A passive checkpoint of the WAL, on a connection of its own (it waits for no
-    reader or writer; the other connection's writes go on meanwhile)."""
-    with closing(sqlite3.connect(database, uri=True, timeout=0)) as other:
-        other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
-
 def _run_body(
     db: SQLiteDatabase, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]]
 ) -> T:
@@ -190,8 +183,6 @@ class SQLiteDatabase(Database):
         self._flush_queued = [False, False]
         self._inline_commits = 0
         self._checkpointing: asyncio.Task[None] | None = None
-        #: WAL checkpoints made (:meth:`_checkpoint_now_and_then`).
-        self.checkpoints = 0
 
     @classmethod
     async def connect(cls, target: DatabaseTarget, **options: Any) -> SQLiteDatabase:
@@ -449,9 +440,8 @@ class SQLiteDatabase(Database):
     def _checkpoint_now_and_then(self) -> None:
         """The commits run on the event loop's thread do not checkpoint the WAL (see
         :meth:`_run_inline`): every :data:`CHECKPOINT_EVERY` of them, a passive
-        checkpoint on a connection of its own, on a worker thread (:func:`_checkpoint`),
-        so that the WAL stays small although nearly every write is run here, without
-        holding this connection (its moves go on meanwhile)."""
+        checkpoint on aiosqlite's thread, so that the WAL stays small although nearly
+        every write is run here."""
         if self.target.is_memory:
             return
         self._inline_commits += 1
@@ -464,11 +454,8 @@ class SQLiteDatabase(Database):
 
     async def _checkpoint(self) -> None:
         try:
-            self._check_open()
-            self._check_active()  # (a fenced instance touches the file no more)
-            await asyncio.to_thread(_checkpoint, self.target.database)
-            self.checkpoints += 1
-        except (StorageError, sqlite3.Error) as e:
+            await self.fetch("PRAGMA wal_checkpoint(PASSIVE)")
+        except StorageError as e:
             log.info("WAL not checkpointed: %s", e)
         finally:
             self._checkpointing = None

@@ -644,30 +644,24 @@ async def test_batched_write_on_each_engine(db: Database) -> None:
 async def test_the_wal_is_checkpointed_although_the_writes_run_on_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every CHECKPOINT_EVERY commits made on the loop's thread (which skip SQLite's
-    automatic checkpoint), the WAL is checkpointed on a connection of its own: it does
-    not wait for this connection's lock (a transaction running meanwhile)."""
     import storage.sqlite
 
     monkeypatch.setattr(storage.sqlite, "CHECKPOINT_EVERY", 3)
     db = await open_database(tmp_path / "wal.db")
+    statements: list[str] = []
+    db._raw.set_trace_callback(statements.append)  # type: ignore[attr-defined]
     try:
         for i in range(2):
             await db.run_transaction(lambda tx, i=i: repo.upsert_user(tx, i, "u"))
         await asyncio.sleep(0.05)
-        assert db.checkpoints == 0  # type: ignore[attr-defined]
-        await db.batched(lambda tx: repo.upsert_user(tx, 9, "u"))  # the third
-        assert db._lock.try_acquire()  # held while the checkpoint runs
-        try:
-            for _ in range(300):
-                if db.checkpoints:  # type: ignore[attr-defined]
-                    break
-                await asyncio.sleep(0.01)
-            assert db.checkpoints == 1  # type: ignore[attr-defined]
-        finally:
-            db._lock.release()
-        with contextlib.closing(sqlite3.connect(tmp_path / "wal.db")) as other:
-            assert other.execute("SELECT COUNT(*) FROM users").fetchone()[0] == 3
+        assert not [s for s in statements if "wal_checkpoint" in s]
+        await db.batched(lambda tx: repo.upsert_user(tx, 9, "u"))
+        for _ in range(100):
+            if any("wal_checkpoint" in s for s in statements):
+                break
+            await asyncio.sleep(0.01)
+        assert [s for s in statements if "wal_checkpoint" in s] == [
+            "PRAGMA wal_checkpoint(PASSIVE)"]
     finally:
         await db.close()
 
