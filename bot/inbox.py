@@ -4,7 +4,8 @@ PTB's :class:`~telegram.ext.Updater` already awaits ``update_queue.put(update)``
 update of a batch before it sends the offset that confirms the batch (its next
 ``getUpdates``), and its webhook server awaits it before answering 200. So the
 Application's update queue is an :class:`InboxQueue` whose ``put`` *stores* the update
-(:func:`storage.inbox.store_updates`) before it returns: an update Telegram considers
+(:func:`storage.inbox.store_updates`, urgent, batched with the other writes waiting for
+the database: :meth:`storage.Database.batched`) before it returns: an update Telegram considers
 delivered is in the database. PTB's handlers, its Updater, its webhook server and its
 conventions stay as they are; only the queue is ours.
 
@@ -92,8 +93,10 @@ class Inbox:
         # (ASCII: forged callback data may carry lone surrogates, which JSON escapes)
         payload = json.dumps(update.to_dict(), separators=(",", ":"))
         try:
-            async with urgent():
-                new = await inbox.store_updates(self.db, [(update.update_id, payload)])
+            async with urgent():  # (with the other writes waiting: one commit, storage.db)
+                new = await self.db.batched(
+                    lambda tx: inbox.store_updates(tx, [(update.update_id, payload)])
+                )
         except StorageUnavailable as exc:
             if exc.code == "fenced" or self._closed:
                 # never confirmed: the next active instance gets it (polling: the Updater
@@ -177,7 +180,7 @@ class Inbox:
     async def _mark(self, update_id: int, state: inbox.Handling | None = None) -> None:
         try:
             async with urgent():  # (the sooner, the smaller the window for handling twice)
-                await inbox.mark_handled(self.db, update_id)
+                await self.db.batched(lambda tx: inbox.mark_handled(tx, update_id))
             inbox.committed(state)
         except StorageUnavailable as exc:
             if exc.code != "fenced":

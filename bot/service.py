@@ -466,7 +466,7 @@ class GameService:
         game's *UI* lock: the record of what was drawn never holds up a move (a press
         would wait behind a redraw's bookkeeping); the patch is one atomic statement."""
         async with self._ui_locks[game_id]:
-            text = await repo.patch_ui(self.db, game_id, patch)
+            text = await self.db.batched(lambda tx: repo.patch_ui(tx, game_id, patch))
             self._ui[game_id] = text
             return text
 

@@ -413,6 +413,126 @@ class _HeldOutbox(_RecordingOutbox):
         self.ranks[chat_id] = min(self.ranks[chat_id], priority)
 
 
+async def _draw_live(game: Any, ui: str, live: set[int], events: Any,
+                     asked: bool = False) -> tuple[_HeldOutbox, Any]:
+    """One redraw of game 1 in group -100 (five humans, users 10..14; ``live``: those in
+    the Mini App), its new messages sent at once: the outbox and the Drawn record."""
+    from bot.prefs import Prefs
+    from bot.presence import Presence
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import Drawn, Renderer
+    from bot.tables.state import UiState
+    from storage import GameRow, SeatRow
+
+    presence = Presence()
+    for user in live:
+        presence.opened(1, user)
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    row = GameRow(1, -100, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                  ui, None, 0, 0, None, seats)
+    box = _HeldOutbox()
+    box.release.set()
+    renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                        presence)
+    if asked:
+        renderer.table_asked(1)
+    drawn = Drawn(UiState.parse(ui))
+    await renderer.draw(row, game, drawn, events)
+    await asyncio.gather(*drawn.pending)
+    return box, drawn
+
+
+async def test_where_all_play_in_the_mini_app_a_new_table_waits_for_the_auctions_result(
+) -> None:
+    """Issue 32: at a table whose players are all live in the Mini App (the group serves
+    spectators only) a new smazzata's table is not sent during the auction: it is sent
+    with the auction's result (one call instead of a send and the milestone's edit), or at
+    once if someone asks for it (/tavolo) or a player is in the chat; a deal voided before
+    its table was sent is told to the group."""
+    import random
+
+    from game import Game, TableOptions
+    from game.events import DealVoided, Event
+
+    group = -100
+    ui = json.dumps({"hands": {str(i): 20 + i for i in range(5)}, "table_smz": 0})
+
+    async def group_sends(game: Game, live: set[int], events: list[Event],
+                          asked: bool = False) -> list[str]:
+        box, _ = await _draw_live(game, ui, live, events, asked)
+        return [text for (chat, _), text in box.texts.items() if chat == group]
+
+    everyone = set(range(10, 15))
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    assert await group_sends(game, everyone, []) == []  # the auction: nothing yet
+    assert len(await group_sends(game, everyone, [], asked=True)) == 1  # /tavolo
+    assert len(await group_sends(game, everyone - {12}, [])) == 1  # one in the chat
+    assert len(await group_sends(game, set(), [])) == 1
+    rng = random.Random(4)
+    while game.view(None).phase != "play":
+        seat = game.current_seat()
+        assert seat is not None
+        legal = game.legal_actions(seat)
+        passes = [a for a in legal if a.code == "P"]
+        events = game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        if game.view(None).phase != "play":
+            assert await group_sends(game, everyone, events) == []
+    assert len(await group_sends(game, everyone, events)) == 1  # the auction's result
+    for seed in range(50):  # a deal voided (all passed) before its table was sent
+        game = Game.new(TableOptions(), rng=random.Random(seed))
+        events = []
+        while game.smazzata_index == 0 and game.view(None).phase == "auction":
+            seat = game.current_seat()
+            assert seat is not None
+            legal = game.legal_actions(seat)
+            passes = [a for a in legal if a.code == "P"]
+            events = game.apply(seat, passes[0] if passes else legal[0])
+        if any(isinstance(e, DealVoided) for e in events):
+            break
+    else:
+        raise AssertionError("no deal voided in 50 seeds")
+    sent = await group_sends(game, everyone, events)
+    assert len(sent) == 1 and "1" in sent[0]  # the voided smazzata, told; no table yet
+
+
+async def test_where_all_play_in_the_mini_app_the_closed_table_shows_the_result() -> None:
+    """Issue 32: at the end of a smazzata at a table whose players are all live in the
+    Mini App, the group's table is closed with its last trick *and* the smazzata's result
+    in one edit, not an edit and a new message; where a player is in the chat, the result
+    is a new message as before."""
+    import random
+
+    from bot.prefs import Prefs
+    from bot.render import texts
+    from game import Game, TableOptions
+    from game.events import Event, SmazzataScored
+
+    group = -100
+    ui = json.dumps({"table": 1, "table_chat": group, "table_smz": 0,
+                     "hands": {str(i): 20 + i for i in range(5)}})
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    rng = random.Random(4)
+    events: list[Event] = []
+    while not any(isinstance(e, SmazzataScored) for e in events):
+        seat = game.current_seat()
+        assert seat is not None
+        events = game.apply(seat, rng.choice(game.legal_actions(seat)))
+    scored = next(e for e in events if isinstance(e, SmazzataScored))
+
+    names = [f"P{i}" for i in range(5)]
+    result = texts.any_result_text("it", Prefs().options.deck_style.value, scored, names,
+                                   False, game.morto)
+    box, drawn = await _draw_live(game, ui, set(range(10, 15)), events)
+    assert box.texts[(group, 1)].endswith(result)  # the closed table shows the result
+    assert [key for key in box.texts if key[0] == group] == [(group, 1)]  # and nothing else
+    assert drawn.changes["scored"] == 1
+    box, drawn = await _draw_live(game, ui, {10, 11, 12, 13}, events)  # one in the chat
+    assert not box.texts[(group, 1)].endswith(result)
+    sent = [text for (chat, mid), text in box.texts.items() if chat == group and mid != 1]
+    assert sent[0] == result  # a new message, then the new table (a player in the chat)
+    assert "scored" not in drawn.changes  # (stored when its message lands)
+
+
 async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
     """A new smazzata's table and hands wait for Telegram's budget after the redraw that
     asked for them returned (the driver awaits them outside the game's redraw lock, so

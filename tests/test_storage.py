@@ -530,6 +530,142 @@ async def test_cancelled_waiter_does_not_keep_the_lock(db: Database) -> None:
     assert await repo.get_user(db, 1) is None
 
 
+async def _holding_the_lock(db: Database, after: list[object]) -> tuple[
+        asyncio.Task[None], asyncio.Event, asyncio.Event]:
+    """A task in a transaction until ``release`` is set; right after its lock is released
+    (with no turn of the event loop in between) it appends how many users are stored."""
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def running() -> None:
+        async with db.transaction() as tx:
+            await repo.upsert_user(tx, 1, "Anna")
+            inside.set()
+            await release.wait()
+        after.append(await_free_count(db))
+
+    task = asyncio.create_task(running())
+    await inside.wait()
+    return task, inside, release
+
+
+def await_free_count(db: Database) -> int:
+    """The users stored, read on a connection of its own, synchronously."""
+    path = db.target.path  # type: ignore[attr-defined]
+    with contextlib.closing(sqlite3.connect(path)) as other:
+        return int(other.execute("SELECT COUNT(*) FROM users").fetchone()[0])
+
+
+async def test_moves_waiting_for_the_lock_run_as_it_is_released(tmp_path: Path) -> None:
+    """SQLite: the moves (run_transaction) waiting for the lock are run by the release
+    itself, all of them, urgent first: not one per turn of the event loop."""
+    db = await open_database(tmp_path / "handover.db")
+    order: list[object] = []
+    try:
+        running, _, release = await _holding_the_lock(db, order)
+
+        async def move(user_id: int, *, is_urgent: bool) -> None:
+            async def body(tx: Executor) -> None:
+                order.append(user_id)
+                await repo.upsert_user(tx, user_id, f"u{user_id}")
+
+            if is_urgent:
+                async with urgent():
+                    await db.run_transaction(body)
+            else:
+                await db.run_transaction(body)
+
+        moves = [asyncio.create_task(move(10 + i, is_urgent=i in (2, 4))) for i in range(5)]
+        gone = asyncio.create_task(move(99, is_urgent=True))
+        await asyncio.sleep(0.02)  # all of them wait for the lock
+        assert not any(m.done() for m in moves)
+        gone.cancel()  # a move given up while it waits is never run
+        await asyncio.sleep(0)
+        release.set()
+        await running
+        await asyncio.gather(*moves)
+        assert order == [12, 14, 10, 11, 13, 6]  # all run before the releaser went on
+        assert await repo.get_user(db, 99) is None
+        assert await db.run_transaction(lambda tx: tx.fetchval("SELECT 7")) == 7
+    finally:
+        await db.close()
+
+
+async def test_batched_writes_share_one_transaction_and_fail_alone(tmp_path: Path) -> None:
+    """SQLite: the writes that waited for the lock together are one commit; one that
+    fails is rolled back alone and its caller gets its error; with the lock free a write
+    runs at once."""
+    db = await open_database(tmp_path / "batch.db")
+    statements: list[str] = []
+    db._raw.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    after: list[object] = []
+
+    class Refusal(Exception):
+        pass
+
+    async def fails(tx: Executor) -> None:
+        await repo.upsert_user(tx, 50, "half")
+        raise Refusal
+
+    try:
+        running, _, release = await _holding_the_lock(db, after)
+        writes = [asyncio.create_task(db.batched(
+            lambda tx, i=i: repo.upsert_user(tx, 10 + i, f"u{i}"))) for i in range(20)]
+        failing = asyncio.create_task(db.batched(fails))
+        async with urgent():
+            last = asyncio.create_task(db.batched(lambda tx: repo.upsert_user(tx, 60, "u")))
+        await asyncio.sleep(0.02)
+        statements.clear()
+        release.set()
+        await running
+        assert after == [22]  # written as the lock was released
+        await asyncio.gather(*writes, last)
+        with pytest.raises(Refusal):
+            await failing
+        assert await repo.get_user(db, 50) is None
+        assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == [
+            "COMMIT", "BEGIN IMMEDIATE", "COMMIT"]  # the running one's, then the batch
+        statements.clear()
+        assert await db.batched(lambda tx: tx.fetchval("SELECT 5")) == 5
+        assert "BEGIN IMMEDIATE" in statements and "COMMIT" in statements
+    finally:
+        await db.close()
+
+
+async def test_batched_write_on_each_engine(db: Database) -> None:
+    await db.batched(lambda tx: repo.upsert_user(tx, 1, "Anna"))
+    with pytest.raises(GameNotFound):
+        await db.batched(lambda tx: repo.patch_ui(tx, 999, {"drawn": 1}))
+    assert await repo.get_user(db, 1) is not None
+    async with db.transaction():
+        with pytest.raises(StorageError):  # (it would wait for its own transaction)
+            await db.batched(lambda tx: repo.upsert_user(tx, 2, "Bruno"))
+
+
+async def test_the_wal_is_checkpointed_although_the_writes_run_on_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import storage.sqlite
+
+    monkeypatch.setattr(storage.sqlite, "CHECKPOINT_EVERY", 3)
+    db = await open_database(tmp_path / "wal.db")
+    statements: list[str] = []
+    db._raw.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    try:
+        for i in range(2):
+            await db.run_transaction(lambda tx, i=i: repo.upsert_user(tx, i, "u"))
+        await asyncio.sleep(0.05)
+        assert not [s for s in statements if "wal_checkpoint" in s]
+        await db.batched(lambda tx: repo.upsert_user(tx, 9, "u"))
+        for _ in range(100):
+            if any("wal_checkpoint" in s for s in statements):
+                break
+            await asyncio.sleep(0.01)
+        assert [s for s in statements if "wal_checkpoint" in s] == [
+            "PRAGMA wal_checkpoint(PASSIVE)"]
+    finally:
+        await db.close()
+
+
 async def test_get_game_skips_the_snapshot_the_caller_has(db: Database) -> None:
     gid = await _playing_game(db)
     async with db.transaction() as tx:

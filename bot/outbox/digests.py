@@ -73,7 +73,9 @@ class Digests:
         if self.db is None:
             return
         try:
-            await inbox.save_digest(self.db, key[0], key[1], text_digest, kb_digest)
+            await self.db.batched(  # (with the other writes waiting: one commit)
+                lambda tx: inbox.save_digest(tx, key[0], key[1], text_digest, kb_digest)
+            )
         except StorageUnavailable as exc:
             if exc.code in ("fenced", "closed"):
                 return  # this instance no longer acts

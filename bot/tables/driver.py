@@ -508,6 +508,8 @@ class Tables:
             def table(ui: UiState) -> tuple[int | None, dict[str, Any]]:
                 return ui.table, {"table": None}
 
+            self.renderer.table_asked(row.game_id)
+
             self.background(self._repost(row.game_id, self.outbox.resolve(
                 ui_of(row).table_chat or row.chat_id), table))
         return True

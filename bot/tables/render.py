@@ -34,8 +34,10 @@ turn (their hand with the buttons) too, so nobody misses a turn. A table with a 
 live in the Mini App serves spectators in the group (the players see the table on their
 page or in their own hands): its group edits take the lowest rank and are held until a
 milestone (a trick won, the auction's result; where some play in the chat, the auction
-is also shown as it goes, several bids in one edit), so that the budget goes to the
-players who play in the chat. A new hand whose player is live when the budget grants
+is also shown as it goes, several bids in one edit; where all are live, a new
+smazzata's table is sent with the auction's result, not before, and the old table is
+closed with the smazzata's result in it instead of a new message), so that the budget
+goes to the players who play in the chat. A new hand whose player is live when the budget grants
 its call is not sent (it is when their page closes).
 
 What a waiting player sees: their hand is *held and merged* while the others play
@@ -90,7 +92,8 @@ HELD_FACTOR = 15.0
 #: Events after which a table served only to spectators is redrawn at once (otherwise
 #: its group edits are held, merged, up to ``HELD_FACTOR × private_lazy_seconds``): a
 #: trick won, the auction's result (once the suit is declared, the move after the last
-#: bid: one edit shows both), a deal voided. The smazzata's result is a new message.
+#: bid: one edit shows both), a deal voided. The smazzata's result is a new message (where
+#: all players are live, it is in the closing edit of its table: ``_result_on_close``).
 MILESTONES = (TrickWon, SuitDeclared, DealVoided)
 #: In the auction, the group of a table with players in the chat and in the Mini App is
 #: held this many times ``private_lazy_seconds`` (16 s by default): it shows the auction
@@ -213,6 +216,8 @@ class Renderer:
         self._unclosed: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
         #: (game, seat) of a live player in turn -> (version, since when: monotonic).
         self._live_turn: dict[tuple[int, int], tuple[int, float]] = {}
+        #: Games whose table someone asked for (/tavolo): sent at the next redraw.
+        self._table_asked: set[int] = set()
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
                    events: Sequence[Event], pressed: tuple[int, int] | None = None) -> None:
@@ -229,12 +234,17 @@ class Renderer:
         ui = drawn.ui
         if ui.table is not None and (ui.table_chat or row.chat_id) != chat_id:
             drawn.set(table=None)  # the group became a supergroup: the old one is read-only
+        void_unseen = drawn.ui.table is None and any(isinstance(e, DealVoided)
+                                                     for e in events)
         if drawn.ui.table is not None and (
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
+            result = self._result_on_close(row, game, drawn, names, lang, style)
             self._close_smazzata(row, drawn.ui, _closing_events(game, events), names, lang,
-                                 style, game.is_over())
+                                 style, game.is_over(), result)
             drawn.set(table=None, hands=None)
+            if result is not None:
+                drawn.set(scored=game.scored_count)  # (shown by the closing edit)
 
         # a hand pressed is asked for first (its edit is the first call after the answer);
         # at a new smazzata the group's results and table are reserved first
@@ -245,6 +255,13 @@ class Renderer:
             if (row.game_id, "group") in self._sending:
                 return  # its results and new table are on their way (then a redraw)
             messages = await self._post_results(row, game, drawn, names, lang, style, chat_id)
+            if (void_unseen and not is_private_chat(row.chat_id)
+                    and drawn.ui.table_smz != game.smazzata_index):
+                # a deal voided before its table was sent (all in the Mini App: it waited
+                # for the auction's result): the group is told so
+                text = _closing_text(events, game.smazzata_index - 1, names, lang, style)
+                messages.append((chat_id, text, None, row.thread_id, _nothing, None,
+                                 self.group_rank(row), None))
             if not game.is_over():
                 table = self._draw_table(row, game, drawn, names, lang, chat_id, events,
                                          pressed)
@@ -336,28 +353,37 @@ class Renderer:
             return [last]
         return (await self.results(row.game_id))[posted : game.scored_count]
 
+    def _result_on_close(self, row: GameRow, game: Game, drawn: Drawn, names: list[str],
+                         lang: str, style: str) -> str | None:
+        """The result of the smazzata whose table is being closed, to show in that
+        closing edit instead of a new message, where the group serves spectators only
+        (every player live in the Mini App: nothing else is posted there in between, so
+        the table is the group's newest message): one call instead of two at the end of
+        each smazzata. None: it goes as a new message (see :meth:`_post_results`)."""
+        if (game.is_over() or is_private_chat(row.chat_id)
+                or game.scored_count != drawn.ui.scored + 1
+                or drawn.ui.table_smz != game.smazzata_index - 1 or not self._all_live(row)):
+            return None
+        last: Result | None = game.last_score or game.last_briscola
+        if last is None:
+            return None
+        return texts.any_result_text(lang, style, last, names, False, game.morto)
+
     def _close_smazzata(
         self, row: GameRow, ui: UiState, events: Sequence[Event], names: list[str],
-        lang: str, style: str, over: bool = False,
+        lang: str, style: str, over: bool = False, result: str | None = None,
     ) -> None:
-        """Final edit of the previous smazzata's messages (no keyboards left behind). A
-        live player's are closed when they are back in the chat (see :meth:`_close`),
-        or at the match's end."""
+        """Final edit of the previous smazzata's messages (no keyboards left behind;
+        ``result``: the group's shows the smazzata's result too). A live player's are
+        closed when they are back in the chat (see :meth:`_close`), or at the match's
+        end."""
         smz = ui.table_smz
-        void = next((e for e in events if isinstance(e, DealVoided)), None)
-        last = next((e for e in reversed(events) if isinstance(e, TrickWon)), None)
-        if void is not None:
-            monte = next((e.seat for e in events if isinstance(e, MonteDeclared)), None)
-            text = texts.voided_text(lang, smz, void.reason, names, monte)
-        elif last is not None:
-            text = texts.finished_table_text(lang, style, smz, names, last.seat, last.cards,
-                                             last.trick)
-        else:
-            text = tr(lang, "table.finished", n=smz + 1)
+        text = _closing_text(events, smz, names, lang, style)
         assert ui.table is not None
         solo = is_private_chat(row.chat_id)
         if not solo or over or not self.presence.live(row.game_id, row.chat_id):
-            self.outbox.edit(self.layout.table_chat(row), ui.table, text, None)
+            self.outbox.edit(self.layout.table_chat(row), ui.table,
+                             text if result is None else f"{text}\n\n{result}", None)
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
@@ -400,6 +426,12 @@ class Renderer:
         if pressed is not None and pressed == (chat_id, drawn.ui.table):
             priority, delay = Priority.PRESSED, 0.0  # (a keyboard drawn before issue 32)
         if drawn.ui.table is None:
+            if (priority == Priority.IDLE and view.phase in ("auction", "declaration")
+                    and row.game_id not in self._table_asked and self._all_live(row)):
+                # spectators only: the new table comes with the auction's result, its
+                # first milestone (one call, not a send and then that edit)
+                return None
+            self._table_asked.discard(row.game_id)
             smazzata = game.smazzata_index
 
             def stores(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
@@ -413,6 +445,11 @@ class Renderer:
         self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
                          delay=delay, priority=priority)
         return None
+
+    def table_asked(self, game_id: int) -> None:
+        """Someone asked for the table (/tavolo): the next redraw sends it, also where
+        it would wait for the auction's result (see :meth:`_draw_table`)."""
+        self._table_asked.add(game_id)
 
     def back(self, game_id: int, user_id: int) -> None:
         """``user_id``'s last page on ``game_id`` closed: at the next redraw their chat
@@ -639,6 +676,25 @@ def _closing_events(game: Game, events: Sequence[Event]) -> Sequence[Event]:
     if game.is_over():
         return game.history[starts[-1]:]
     return game.history[starts[-2]:starts[-1]] if len(starts) > 1 else events
+
+
+def _closing_text(events: Sequence[Event], smz: int, names: list[str], lang: str,
+                  style: str) -> str:
+    """What the messages of smazzata ``smz`` show once it is over (``events``: those of
+    the move that ended it): the deal voided, or its last trick."""
+    void = next((e for e in events if isinstance(e, DealVoided)), None)
+    last = next((e for e in reversed(events) if isinstance(e, TrickWon)), None)
+    if void is not None:
+        monte = next((e.seat for e in events if isinstance(e, MonteDeclared)), None)
+        return texts.voided_text(lang, smz, void.reason, names, monte)
+    if last is not None:
+        return texts.finished_table_text(lang, style, smz, names, last.seat, last.cards,
+                                         last.trick)
+    return tr(lang, "table.finished", n=smz + 1)
+
+
+def _nothing(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
+    return None
 
 
 def _scored(i: int) -> Callable[[Message | None, UiState, int], dict[str, Any] | None]:
