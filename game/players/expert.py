@@ -64,7 +64,11 @@ Plain Briscola has no bids and no voids to read: there it samples more deals tha
 *Measured* (``python -m game.arena --deals 400 --seed 27 --a expert --b search --jobs 2
 --cpu-clock``, 400 fresh deals): +0.170 points a smazzata against ``forte`` (95%
 interval +0.101..+0.238); auctions won 27.4% (``forte`` 18.2%), made 64.9% (55.9%),
-mean contract 65.1 (67.7); decision p95 235 ms of CPU with both cores busy. By role
+mean contract 65.1 (67.7); decision p95 235 ms of CPU with both cores busy. (Measured
+again on 2026-11-27, the same command with ``--deals 12``: p95 397 ms of CPU over 658
+decisions, mean 262 ms; on the same 3 deals the game code of that run, afa2128, gives
+385 ms and today's 400 ms, so the machine measures slower, not the code: five-player
+chiamata is over the 300 ms target on it.) By role
 (the arena's split), as chiamante +0.77 a contract (``forte`` +0.32), as socio +0.21
 (+0.22), otherwise −0.14 (−0.24). These deals favour ``esperto``: the same 400 deals
 with the former auction (3 calls on at most 60 deals) gave +0.193 (+0.124..+0.263),
