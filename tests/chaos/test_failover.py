@@ -259,10 +259,11 @@ async def play_all(
             for t in tables]
 
 
-#: Moves the six tables' humans may start (in all) between one kill and the standby's
-#: being ready for the next (the computers' replies and the presses under way come on
-#: top: about twice as many in all): on a loaded machine a restart is slow, and the
-#: tables, held meanwhile, are still playing at the tenth kill.
+#: Moves the six tables may make (in all, the computers' included) after a kill before
+#: their humans hold their presses until the standby is ready for the next kill (the
+#: presses under way and the computers' replies come on top: about twice as many in
+#: all): on a loaded machine a restart is slow, and the tables, held meanwhile, are
+#: still playing at the tenth kill.
 MOVES_PER_KILL = 30
 
 
