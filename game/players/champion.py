@@ -96,7 +96,11 @@ A second run against ``esperto`` on fresh deals (``--seed 345``, stopped at 300 
 by the session's deadline, its ``--progress`` report): 355-22-223, 0.610
 (0.573..0.647), +6.17 card points (+3.97..+8.36); the 500 deals together 0.615
 (0.587..0.643), +7.09 (+5.44..+8.74). (``--seed 342`` against ``forte``, ``--seed 343``
-against ``normale``.) Four-player
+against ``normale``.) Four-player Briscola against ``esperto``, 800 duplicate deals
+(``--deals 800 --seed 3502 --option game=briscola --option players=4 --jobs 2
+--cpu-clock``, the version with the policy's rollouts, which are two-player only):
++2.97 (+2.11..+3.83) card points a smazzata for the pair over an even share, 884-28-688,
+0.561 (0.540..0.583), p95 155 ms. An earlier version, four-player
 Briscola, 30 deals (``--seed 344 --option players=4``): 34-0-26, 0.567 (0.454..0.679),
 +11.23 card points a game for the pair (+3.36..+19.11), p95 146 ms. On the same
 deals ``esperto`` scored 0.460 (0.374..0.546; −1.88 card points) against ``forte`` and
