@@ -180,9 +180,7 @@ async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
             assert box.edits[(group, 1)] == Priority.TABLE
             assert in_turn_hand == Priority.TURN and others == {Priority.IDLE}
         seen.add(phase)
-        legal = game.legal_actions(seat)
-        passes = [a for a in legal if a.code == "P"]
-        game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        _quick_move(game, rng)
     assert seen == {"auction", "declaration", "play"}
 
 
@@ -245,11 +243,7 @@ async def test_a_hand_nobody_looks_at_is_not_sent_and_comes_when_the_page_closes
                         "hands": {str(i): 20 + i for i in range(5)}})
     rng = random.Random(4)
     while game.view(None).phase != "play":
-        seat = game.current_seat()
-        assert seat is not None
-        legal = game.legal_actions(seat)
-        passes = [a for a in legal if a.code == "P"]
-        game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        _quick_move(game, rng)
     seat = game.current_seat()
     assert seat is not None
     game.apply(seat, game.legal_actions(seat)[0])
@@ -316,11 +310,7 @@ async def test_with_a_player_in_the_mini_app_the_group_is_the_spectators_view() 
     assert (box.edits[table], box.delays[table]) == (Priority.IDLE, lazy * HELD_FACTOR)
     tricks = 0
     while tricks < 2:
-        seat = game.current_seat()
-        assert seat is not None
-        legal = game.legal_actions(seat)
-        passes = [a for a in legal if a.code == "P"]
-        events = game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        events = _quick_move(game, rng)
         if game.view(None).phase != "play":
             continue
         won = any(isinstance(e, TrickWon) for e in events)
@@ -470,11 +460,7 @@ async def test_where_all_play_in_the_mini_app_a_new_table_waits_for_the_auctions
     assert len(await group_sends(game, set(), [])) == 1
     rng = random.Random(4)
     while game.view(None).phase != "play":
-        seat = game.current_seat()
-        assert seat is not None
-        legal = game.legal_actions(seat)
-        passes = [a for a in legal if a.code == "P"]
-        events = game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+        events = _quick_move(game, rng)
         if game.view(None).phase != "play":
             assert await group_sends(game, everyone, events) == []
     assert len(await group_sends(game, everyone, events)) == 1  # the auction's result
@@ -613,3 +599,13 @@ async def test_a_new_smazzatas_messages_are_sent_outside_the_redraw() -> None:
 
 async def _no_results(game_id: int) -> list[Any]:
     return []
+
+
+def _quick_move(game: Any, rng: Any) -> Any:
+    """The seat in turn moves: a pass once someone has bid (a short auction), else a
+    random legal action; returns the move's events."""
+    seat = game.current_seat()
+    assert seat is not None
+    legal = game.legal_actions(seat)
+    passes = [a for a in legal if a.code == "P"]
+    return game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
