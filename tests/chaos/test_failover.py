@@ -267,11 +267,16 @@ async def play_all(
 MOVES_PER_KILL = 30
 
 
+async def total_version(tables: list[SimTable]) -> int:
+    """The tables' versions added up: how many moves they made in all."""
+    return sum([(await t.state())[0].version for t in tables])
+
+
 async def hold_play(tables: list[SimTable], gate: asyncio.Event, limit: list[float]) -> None:
     """Clear ``gate`` (the humans hold their presses) while the tables' versions add up
     to ``limit[0]`` or more; set it otherwise."""
     while True:
-        total = sum([(await t.state())[0].version for t in tables])
+        total = await total_version(tables)
         if total >= limit[0]:
             gate.clear()
         else:
@@ -305,7 +310,7 @@ async def ten_kills(pair: Pair, seed: int) -> None:
 
     pair.tg.offered_hooks.append(offered)
     gate = asyncio.Event()
-    limit = [sum([(await t.state())[0].version for t in tables]) + MOVES_PER_KILL]
+    limit: list[float] = [await total_version(tables) + MOVES_PER_KILL]
     holder = asyncio.create_task(hold_play(tables, gate, limit))
     players = await play_all(tables, 240, gate)
     takeovers: list[float] = []
@@ -333,7 +338,7 @@ async def ten_kills(pair: Pair, seed: int) -> None:
             killed_at = time.monotonic()
             kills.append((active.pid, killed_at, killed_at))
             await active.kill()
-            limit[0] = sum([(await t.state())[0].version for t in tables]) + MOVES_PER_KILL
+            limit[0] = await total_version(tables) + MOVES_PER_KILL
             takeovers.append(await pair.polled_by(standby, killed_at, 2 * TAKEOVER_BOUND))
             await active.start(wait=False)  # the next standby
         kills_done = time.monotonic()
