@@ -83,6 +83,8 @@ class _Edit:
     due: float
     #: Only the keyboard changes (editMessageReplyMarkup when the text is as sent).
     markup_only: bool = False
+    #: Called once the message shows this content (not if a newer one replaced it).
+    shown: Callable[[], None] | None = None
 
 
 @dataclass
@@ -293,11 +295,15 @@ class Outbox:
     def edit(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None = None,
         *, delay: float = 0.0, priority: int = Priority.TABLE,
+        shown: Callable[[], None] | None = None,
     ) -> None:
         """Ask for a message to show this content, at the latest ``delay`` seconds from now;
         sent later, coalesced with later requests for the same message, never twice. The
-        most urgent priority and the earliest due time of the coalesced requests count."""
-        self._want(chat_id, message_id, text, kb, delay, priority, markup_only=False)
+        most urgent priority and the earliest due time of the coalesced requests count.
+        ``shown``: called once the message shows this content (not if a later request
+        replaced it first)."""
+        self._want(chat_id, message_id, text, kb, delay, priority, markup_only=False,
+                   shown=shown)
 
     def edit_markup(
         self, chat_id: int, message_id: int, kb: InlineKeyboardMarkup | None,
@@ -318,6 +324,7 @@ class Outbox:
     def _want(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None,
         delay: float, priority: int, *, markup_only: bool,
+        shown: Callable[[], None] | None = None,
     ) -> None:
         if chat_id in self._moved:
             return  # a message of a migrated group: read-only now
@@ -326,12 +333,13 @@ class Outbox:
             return
         if self.digests.shows((chat_id, message_id), text, _kb_key(kb)):
             chat.desired.pop(message_id, None)
+            _call(shown)
             return
         due = time.monotonic() + delay
         old = chat.desired.get(message_id)
         if old is not None:
             due, priority = min(due, old.due), min(priority, old.priority)
-        chat.desired[message_id] = _Edit(text, kb, priority, due, markup_only)
+        chat.desired[message_id] = _Edit(text, kb, priority, due, markup_only, shown)
         if chat.waiter is not None:
             self.budget.promote(chat.waiter, priority)
         self._wake(chat_id, chat)
@@ -410,7 +418,10 @@ class Outbox:
         key = (chat_id, message_id)
         text, kb = edit.text, edit.kb
         kb_key = _kb_key(kb)
-        if self.digests.shows(key, text, kb_key) or chat_id in self._moved:
+        if self.digests.shows(key, text, kb_key):
+            _call(edit.shown)
+            return
+        if chat_id in self._moved:
             return
         if message_id in self._chat(chat_id).dead:
             return
@@ -426,6 +437,7 @@ class Outbox:
                 self._count(chat_id, "edits")
             self._texts[key] = text
             self._chat(chat_id).failures.pop(message_id, None)
+            _call(edit.shown)
             await self.digests.accepted(key, text, kb_key)  # before the next call
         except BadRequest as exc:
             reason = str(exc).lower()
@@ -433,6 +445,7 @@ class Outbox:
                 log.info("message %s/%s was not modified (it showed this already)",
                          chat_id, message_id)
                 self._texts[key] = text
+                _call(edit.shown)
                 await self.digests.accepted(key, text, kb_key)
             elif "not found" in reason or "can't be edited" in reason:
                 log.warning("message %s/%s is gone: %s", chat_id, message_id, exc)
@@ -539,6 +552,11 @@ class Outbox:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         await self.budget.close()
+
+
+def _call(shown: Callable[[], None] | None) -> None:
+    if shown is not None:
+        shown()
 
 
 def _seconds(value: float | timedelta) -> float:
