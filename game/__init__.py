@@ -10,7 +10,7 @@ from game.decks import DeckStyle, deck_face
 from game.engine import Game, Phase
 from game.errors import REASONS, GameError, IllegalAction, UnsupportedOption
 from game.options import TableOptions
-from game.view import View
+from game.view import TrickView, View
 
 __all__ = [
     "ACTIONS",
@@ -25,6 +25,7 @@ __all__ = [
     "Rank",
     "Suit",
     "TableOptions",
+    "TrickView",
     "UnsupportedOption",
     "View",
     "action_from_id",

@@ -67,6 +67,23 @@ async def test_bursts_become_one_edit_and_private_chats_are_paced() -> None:
     await box.close()
 
 
+async def test_only_the_content_sent_is_told_shown() -> None:
+    """``edit(shown=...)``: called once the message shows that content; not for a content
+    replaced before it went (the renderer counts what the group's table has shown)."""
+    bot = RecordingBot()
+    box = outbox(bot)
+    told: list[str] = []
+    box.edit(7, 1, "first", shown=lambda: told.append("first"))
+    box.edit(7, 1, "second", shown=lambda: told.append("second"))
+    await box.drain()
+    assert [c[3] for c in bot.calls] == ["second"] and told == ["second"]
+    box.edit(7, 1, "second", shown=lambda: told.append("again"))  # (shows it already)
+    box.edit(7, 1, "later", delay=60, shown=lambda: told.append("later"))
+    await asyncio.sleep(0.1)
+    assert told == ["second", "again"]  # the held one is not shown yet
+    await box.close()
+
+
 async def test_delayed_edits_wait_unless_something_urgent_comes() -> None:
     bot = RecordingBot()
     box = outbox(bot)

@@ -135,7 +135,7 @@ class _RecordingOutbox:
         return self.group_wait if chat_id < 0 else 0.0
 
     def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
-             delay: float = 0.0, priority: int = Priority.TABLE) -> None:
+             delay: float = 0.0, priority: int = Priority.TABLE, shown: Any = None) -> None:
         self.edits[(chat_id, message_id)] = priority
         self.markups[(chat_id, message_id)] = kb
         self.delays[(chat_id, message_id)] = delay
@@ -394,7 +394,7 @@ class _HeldOutbox(_RecordingOutbox):
         return SimpleNamespace(message_id=mid, chat=SimpleNamespace(id=chat_id))
 
     def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
-             delay: float = 0.0, priority: int = Priority.TABLE) -> None:
+             delay: float = 0.0, priority: int = Priority.TABLE, shown: Any = None) -> None:
         super().edit(chat_id, message_id, text, kb, delay=delay, priority=priority)
         self.texts[(chat_id, message_id)] = text
 
@@ -609,3 +609,115 @@ def _quick_move(game: Any, rng: Any) -> Any:
     legal = game.legal_actions(seat)
     passes = [a for a in legal if a.code == "P"]
     return game.apply(seat, passes[0] if passes and game.bids else rng.choice(legal))
+
+
+class _SpectatorOutbox(_HeldOutbox):
+    """Sends an edit asked for at once (delay 0) there and then; an edit that may wait is
+    kept, replaced by the next one asked for the same message (as the outbox coalesces),
+    and sent with it: ``sent`` holds each message's texts as Telegram showed them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release.set()
+        self.sent: dict[tuple[int, int], list[str]] = {}
+        self.waiting: dict[tuple[int, int], tuple[str, Any]] = {}
+
+    def edit(self, chat_id: int, message_id: int, text: str, kb: Any = None, *,
+             delay: float = 0.0, priority: int = Priority.TABLE, shown: Any = None) -> None:
+        super().edit(chat_id, message_id, text, kb, delay=delay, priority=priority)
+        key = (chat_id, message_id)
+        if delay > 0:
+            self.waiting[key] = (text, shown)
+            return
+        self.waiting.pop(key, None)
+        self.sent.setdefault(key, []).append(text)
+        if shown is not None:
+            shown()
+
+
+def _tricks_shown(text: str) -> list[int]:
+    """The tricks won that a group table's text shows (listed, or the last in full)."""
+    import re
+
+    found = [int(n) for n in re.findall(r"Mano (\d+)(?:: <b>| presa da)", text)]
+    return sorted(set(found))
+
+
+async def _spectated_smazzata(close_after: int | None) -> tuple[list[str], list[int]]:
+    """A smazzata played at a table whose five players are live in the Mini App, one
+    redraw a move (the renderer of the bot, its outbox stood in by
+    :class:`_SpectatorOutbox`); ``close_after``: the page of user 12 closes once that
+    many tricks are won. The texts the group's table showed in play and, per text, the
+    tricks won so far."""
+    import random
+
+    from bot.prefs import Prefs
+    from bot.presence import Presence
+    from bot.tables.layout import ChatLayout
+    from bot.tables.render import Drawn, Renderer
+    from bot.tables.state import UiState
+    from game import Game, TableOptions
+    from game.events import TrickWon
+    from storage import GameRow, SeatRow
+
+    group = -100
+    presence = Presence()
+    for user in range(10, 15):
+        presence.opened(1, user)
+    seats = tuple(SeatRow.human(i, 10 + i, f"P{i}") for i in range(5))
+    ui = json.dumps({"table": 1, "table_chat": group, "table_smz": 0,
+                     "hands": {str(i): 20 + i for i in range(5)}})
+    box = _SpectatorOutbox()
+    renderer = Renderer(box, ChatLayout(), _no_results, lambda: "bot",  # type: ignore[arg-type]
+                        presence)
+    game = Game.new(TableOptions(), rng=random.Random(4))
+    rng = random.Random(4)
+    won: list[int] = []
+    while game.smazzata_index == 0:
+        events = _quick_move(game, rng)
+        row = GameRow(1, group, 0, "playing", 10, Prefs().to_json(), 4, game.version, None,
+                      ui, None, 0, 0, None, seats)
+        before = len(box.sent.get((group, 1), []))
+        won += [e.trick + 1 for e in events if isinstance(e, TrickWon)]
+        if close_after is not None and len(won) == close_after:
+            presence.closed(1, 12)
+        await renderer.draw(row, game, Drawn(UiState.parse(ui)), events)
+        after = len(box.sent.get((group, 1), []))
+        assert after - before <= 1
+    texts_sent = box.sent[(group, 1)]
+    return texts_sent, won
+
+
+async def test_where_all_play_in_the_mini_app_the_table_shows_every_trick_every_other_one(
+) -> None:
+    """Issue 32 (d): at a table whose players are all live in the Mini App, the group's
+    table (spectators only) is redrawn at every other trick won, not each: a smazzata's
+    edits in play are half its tricks, and each lists every trick won since the previous
+    one, so across them the spectators see every trick, in order, with who took it and
+    its points; the last trick closes the table at once, with the tricks before it not
+    shown yet."""
+    sent, won = await _spectated_smazzata(None)
+    assert won == list(range(1, 9))
+    in_play = [t for t in sent if _tricks_shown(t)]
+    assert len(in_play) == len(won) // 2  # tricks 2, 4, 6 and the closing one (8)
+    shown = [n for t in in_play for n in _tricks_shown(t)]
+    assert shown == won  # every trick, once, in order
+    assert "Ultime prese</b>: 2 mani" in in_play[0] and "punt" in in_play[0]
+    from bot.i18n import tr
+
+    assert in_play[-1].startswith(tr("it", "table.finished", n=1))  # (with the result)
+    assert all(len(t) <= 4096 for t in sent)
+
+
+async def test_when_a_page_closes_the_next_trick_gets_its_own_edit() -> None:
+    """Issue 32 (d): once a player at such a table is no longer live, the group's table
+    goes back to an edit per trick won, its next edit showing the tricks since the
+    previous one (the trick held while all were live too)."""
+    sent, _ = await _spectated_smazzata(close_after=3)
+    in_play = [_tricks_shown(t) for t in sent if _tricks_shown(t)]
+    # tricks 1-2 while all were live; trick 3 (the page closed) with nothing held back
+    # between; then one edit a trick
+    assert in_play == [[1, 2], [3], [4], [5], [6], [7], [8]]
+    sent, _ = await _spectated_smazzata(close_after=4)
+    in_play = [_tricks_shown(t) for t in sent if _tricks_shown(t)]
+    assert in_play[:2] == [[1, 2], [3, 4]] and in_play[2:] == [[n] for n in range(5, 9)]

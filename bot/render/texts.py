@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from bot.i18n import tr, trn
 from bot.prefs import Prefs
 from bot.stats import CONTRACT_KINDS, PlayerStats, Record, Tally
-from game import TableOptions, View, deck_face
+from game import TableOptions, TrickView, View, deck_face
 from game.cards import RANK_CODES, parse_rank
 from game.events import BriscolaScored, MatchOver, SmazzataScored
 from storage import BriscolaScoreRow
@@ -203,8 +203,29 @@ def lobby_text(
 # --------------------------------------------------------------------------- table (group)
 
 
-def _trick_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+def recent_tricks_lines(lang: str, names: Sequence[str],
+                        tricks: Sequence[TrickView]) -> list[str]:
+    """The tricks won since the table message's previous edit, in order, with who took
+    each and its points (a spectators' table is redrawn every other trick: they miss
+    none). Nothing for none."""
+    if not tricks:
+        return []
+    lines = [trn(lang, "table.recent_tricks", len(tricks))]
+    for trick in tricks:
+        lines.append(tr(lang, "table.recent_trick", n=trick.trick + 1,
+                        name=_name(names, trick.winner),
+                        points=trn(lang, "n.points", trick.points or 0)))
+    return lines
+
+
+def _trick_lines(lang: str, style: str, view: View, names: Sequence[str],
+                 since: int | None = None) -> list[str]:
     lines: list[str] = []
+    if since is not None:
+        # every trick won since the previous edit but the one shown in full below
+        recent = view.tricks[since:]
+        shown_below = not view.current_trick and len(recent) == 1
+        lines += [] if shown_below else recent_tricks_lines(lang, names, recent)
     if view.current_trick:
         lines.append(tr(lang, "table.trick", n=view.trick_no + 1, of=_tricks_total(view)))
         plays = view.current_trick
@@ -288,8 +309,13 @@ def _auction_lines(lang: str, style: str, view: View, names: Sequence[str]) -> l
     return lines
 
 
-def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> str:
-    """The table message: the group renders ``view(None)``, a player ``view(seat)``."""
+def table_text(lang: str, view: View, names: Sequence[str], note: str = "",
+               since: int | None = None) -> str:
+    """The table message: the group renders ``view(None)``, a player ``view(seat)``.
+
+    ``since``: how many of the smazzata's tricks the message showed when last edited
+    (None: not known): the tricks won after them are listed (see
+    :func:`recent_tricks_lines`), but a single one just taken, which is shown in full."""
     style = view.options.deck_style.value
     head = tr(
         lang,
@@ -299,7 +325,7 @@ def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> s
     )
     lines = [head]
     if view.game == "briscola":
-        lines += _briscola_lines(lang, style, view, names)
+        lines += _briscola_lines(lang, style, view, names, since)
     elif view.phase == "auction":
         lines.append(tr(lang, "table.auction"))
         lines += _auction_lines(lang, style, view, names)
@@ -314,7 +340,7 @@ def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> s
         )
     elif view.phase == "play":
         lines += _contract_lines(lang, style, view, names)
-        lines += _trick_lines(lang, style, view, names)
+        lines += _trick_lines(lang, style, view, names, since)
     if view.current_seat is not None and view.phase != "over":
         lines.append("")
         if view.seat is not None and view.current_seat == view.seat:
@@ -326,7 +352,8 @@ def table_text(lang: str, view: View, names: Sequence[str], note: str = "") -> s
     return clip("\n".join(lines))
 
 
-def _briscola_lines(lang: str, style: str, view: View, names: Sequence[str]) -> list[str]:
+def _briscola_lines(lang: str, style: str, view: View, names: Sequence[str],
+                    since: int | None = None) -> list[str]:
     """Plain Briscola's table: sides, face-up briscola, stock, the trick (R101–R107).
 
     No running score: the points taken are counted at the end (R107 gives the pair's to
@@ -348,7 +375,7 @@ def _briscola_lines(lang: str, style: str, view: View, names: Sequence[str]) -> 
         lines.append(tr(lang, "table.stock_empty", name=_name(names, view.face_up_holder)))
     if _just_drew(view):
         lines.append(tr(lang, "table.drawn"))
-    lines += _trick_lines(lang, style, view, names)
+    lines += _trick_lines(lang, style, view, names, since)
     return lines
 
 
@@ -415,11 +442,14 @@ def voided_text(
 
 def finished_table_text(
     lang: str, style: str, smazzata: int, names: Sequence[str], winner: int, cards: Sequence[int],
-    trick: int = 7,
+    trick: int = 7, recent: Sequence[TrickView] = (),
 ) -> str:
+    """A closed table: its last trick (``recent``: the tricks won before it since the
+    message's previous edit, listed first)."""
     return "\n".join(
         [
             tr(lang, "table.finished", n=smazzata + 1),
+            *recent_tricks_lines(lang, names, recent),
             tr(lang, "table.last_trick", n=trick + 1, name=_name(names, winner)),
             "  " + "  ".join(card_label(style, c) for c in cards),
         ]

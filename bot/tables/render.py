@@ -34,7 +34,8 @@ turn (their hand with the buttons) too, so nobody misses a turn. A table with a 
 live in the Mini App serves spectators in the group (the players see the table on their
 page or in their own hands): its group edits take the lowest rank and are held until a
 milestone (a trick won, the auction's result; where some play in the chat, the auction
-is also shown as it goes, several bids in one edit; where all are live, a new
+is also shown as it goes, several bids in one edit; where all are live, every other
+trick won, each edit listing every trick won since the previous one, and a new
 smazzata's table is sent with the auction's result, not before, and the old table is
 closed with the smazzata's result in it instead of a new message), so that the budget
 goes to the players who play in the chat. A new hand whose player is live when the budget grants
@@ -71,7 +72,7 @@ from bot.render import texts
 from bot.service import names_of
 from bot.tables.layout import ChatLayout
 from bot.tables.state import UiState, prefs_of, seat_language
-from game import Game, View
+from game import Game, TrickView, View
 from game.events import (
     BidMade,
     BriscolaScored,
@@ -95,6 +96,11 @@ HELD_FACTOR = 15.0
 #: bid: one edit shows both), a deal voided. The smazzata's result is a new message (where
 #: all players are live, it is in the closing edit of its table: ``_result_on_close``).
 MILESTONES = (TrickWon, SuitDeclared, DealVoided)
+#: Where every human playing is live in the Mini App, the group's table (spectators'
+#: only) is redrawn at a trick won only once this many tricks were won since its
+#: previous edit, which lists them all (the product's decision for issue 32's d: about
+#: 0.1 calls a move fewer). The smazzata's last trick closes it at once, as before.
+SPECTATOR_TRICKS = 2
 #: In the auction, the group of a table with players in the chat and in the Mini App is
 #: held this many times ``private_lazy_seconds`` (16 s by default): it shows the auction
 #: as it goes, several bids in one edit, when a call is spare.
@@ -218,6 +224,9 @@ class Renderer:
         self._live_turn: dict[tuple[int, int], tuple[int, float]] = {}
         #: Games whose table someone asked for (/tavolo): sent at the next redraw.
         self._table_asked: set[int] = set()
+        #: game -> (table message, how many of its smazzata's tricks it showed when it
+        #: was last sent or edited): the tricks won since are listed in its next edit.
+        self._table_shown: dict[int, tuple[int, int]] = {}
 
     async def draw(self, row: GameRow, game: Game, drawn: Drawn,
                    events: Sequence[Event], pressed: tuple[int, int] | None = None) -> None:
@@ -240,8 +249,11 @@ class Renderer:
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
             result = self._result_on_close(row, game, drawn, names, lang, style)
-            self._close_smazzata(row, drawn.ui, _closing_events(game, events), names, lang,
-                                 style, game.is_over(), result)
+            closing = _closing_events(game, events)
+            self._close_smazzata(row, drawn.ui, closing, names, lang, style,
+                                 game.is_over(), result,
+                                 self._unshown_before(row.game_id, game, drawn.ui.table,
+                                                     closing))
             drawn.set(table=None, hands=None)
             if result is not None:
                 drawn.set(scored=game.scored_count)  # (shown by the closing edit)
@@ -372,18 +384,22 @@ class Renderer:
     def _close_smazzata(
         self, row: GameRow, ui: UiState, events: Sequence[Event], names: list[str],
         lang: str, style: str, over: bool = False, result: str | None = None,
+        unshown: Sequence[TrickView] = (),
     ) -> None:
         """Final edit of the previous smazzata's messages (no keyboards left behind;
-        ``result``: the group's shows the smazzata's result too). A live player's are
-        closed when they are back in the chat (see :meth:`_close`), or at the match's
-        end."""
+        ``result``: the group's shows the smazzata's result too; ``unshown``: the tricks
+        won before the last one that the table has not shown yet, listed in it). A live
+        player's are closed when they are back in the chat (see :meth:`_close`), or at
+        the match's end."""
         smz = ui.table_smz
         text = _closing_text(events, smz, names, lang, style)
         assert ui.table is not None
         solo = is_private_chat(row.chat_id)
+        self._table_shown.pop(row.game_id, None)
         if not solo or over or not self.presence.live(row.game_id, row.chat_id):
+            table = _closing_text(events, smz, names, lang, style, unshown)
             self.outbox.edit(self.layout.table_chat(row), ui.table,
-                             text if result is None else f"{text}\n\n{result}", None)
+                             table if result is None else f"{table}\n\n{result}", None)
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
@@ -412,12 +428,13 @@ class Renderer:
         if is_private_chat(row.chat_id):
             return None  # alone: the hand's message shows the table (see _draw_hands)
         view = game.view(None)
-        text = texts.table_text(lang, view, names)
+        since = self._shown_tricks(row.game_id, drawn.ui.table)
+        text = texts.table_text(lang, view, names, since=since)
         # no bid button: the bidder in turn bids from their hand (see the docstring)
         markup = kb.with_table_button(self.hand_link(lang), tr(lang, "webapp.button"),
                                       url=self.webapp_link(row.game_id))
         priority, delay = self.group_rank(row), 0.0
-        if priority == Priority.IDLE and not any(isinstance(e, MILESTONES) for e in events):
+        if priority == Priority.IDLE and not self._milestone(row, view, events, since):
             # held until a milestone; at a table with chat players too, the auction is
             # shown as it goes, a few bids in one edit
             mixed = view.phase == "auction" and not self._all_live(row)
@@ -432,19 +449,54 @@ class Renderer:
                 # first milestone (one call, not a send and then that edit)
                 return None
             self._table_asked.discard(row.game_id)
-            smazzata = game.smazzata_index
+            smazzata, tricks = game.smazzata_index, len(view.tricks)
 
             def stores(msg: Message | None, ui: UiState, now: int) -> dict[str, Any] | None:
                 if msg is None or now != smazzata or ui.table is not None:
                     return None
+                self._table_shown[row.game_id] = (msg.message_id, tricks)
                 return {"table": msg.message_id, "table_chat": msg.chat.id,
                         "table_smz": smazzata}
 
             return (chat_id, text, markup, row.thread_id, stores,
                     tr(lang, "table.finished", n=smazzata + 1), priority, None)
         self.outbox.edit(self.layout.table_chat(row), drawn.ui.table, text, markup,
-                         delay=delay, priority=priority)
+                         delay=delay, priority=priority,
+                         shown=functools.partial(self._table_shown.__setitem__, row.game_id,
+                                                 (drawn.ui.table, len(view.tricks))))
         return None
+
+    def _shown_tricks(self, game_id: int, table: int | None) -> int | None:
+        """How many tricks the table message showed when last sent or edited (None: not
+        known, e.g. after a restart)."""
+        shown = self._table_shown.get(game_id)
+        return shown[1] if shown is not None and shown[0] == table else None
+
+    def _milestone(self, row: GameRow, view: View, events: Sequence[Event],
+                   since: int | None) -> bool:
+        """Whether a spectators' table (see :meth:`group_rank`) is redrawn now: at the
+        auction's result, a deal voided, a trick won, but where every human playing is
+        live only once :data:`SPECTATOR_TRICKS` tricks were won since its previous edit
+        (that edit lists them; as soon as someone is back in the chat, every trick)."""
+        if not any(isinstance(e, MILESTONES) for e in events):
+            return False
+        if not all(isinstance(e, TrickWon) for e in events if isinstance(e, MILESTONES)):
+            return True
+        return (since is None or not self._all_live(row)
+                or len(view.tricks) - since >= SPECTATOR_TRICKS)
+
+    def _unshown_before(self, game_id: int, game: Game, table: int | None,
+                        closing: Sequence[Event]) -> tuple[TrickView, ...]:
+        """The tricks of the smazzata being closed, won before its last one, that its
+        table message has not shown (its closing edit lists them)."""
+        since = self._shown_tricks(game_id, table)
+        last = next((e for e in reversed(closing) if isinstance(e, TrickWon)), None)
+        if since is None or last is None:
+            return ()
+        tricks = game.view(None).scored_tricks
+        if not tricks or (tricks[-1].trick, tricks[-1].winner) != (last.trick, last.seat):
+            return ()  # (not that smazzata's: a redraw fell behind)
+        return tricks[since:-1]
 
     def table_asked(self, game_id: int) -> None:
         """Someone asked for the table (/tavolo): the next redraw sends it, also where
@@ -679,7 +731,7 @@ def _closing_events(game: Game, events: Sequence[Event]) -> Sequence[Event]:
 
 
 def _closing_text(events: Sequence[Event], smz: int, names: list[str], lang: str,
-                  style: str) -> str:
+                  style: str, unshown: Sequence[TrickView] = ()) -> str:
     """What the messages of smazzata ``smz`` show once it is over (``events``: those of
     the move that ended it): the deal voided, or its last trick."""
     void = next((e for e in events if isinstance(e, DealVoided)), None)
@@ -689,7 +741,7 @@ def _closing_text(events: Sequence[Event], smz: int, names: list[str], lang: str
         return texts.voided_text(lang, smz, void.reason, names, monte)
     if last is not None:
         return texts.finished_table_text(lang, style, smz, names, last.seat, last.cards,
-                                         last.trick)
+                                         last.trick, unshown)
     return tr(lang, "table.finished", n=smz + 1)
 
 
