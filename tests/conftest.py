@@ -133,14 +133,9 @@ def deal(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     longest first, the long tests would all be in the first worker's slice, run there one
     after the other while the others run the short ones, and be reached last (a whole-
     suite run ended with a 40 s browser test alone). Here the long tests are shared out
-    by expected time (the longest to the least loaded slice) and each slice starts with
-    its own, and the short tests fill the slices in collection order (their modules stay
-    together); what is stolen, from a queue's end, is short.
-
-    Who runs beside whom stays as it was: the :data:`TOGETHER` unit first in its slice;
-    in the others the long tests outside tests/chaos and tests/e2e (computation, the
-    benchmarks) first, beside the ten-kill tests, then the chaos and browser ones, beside
-    the SIGKILL tests; longest first within each."""
+    by expected time (the longest to the least loaded slice), each slice starts with
+    its own, longest first, and the short tests fill the slices in collection order
+    (their modules stay together); what is stolen, from a queue's end, is short."""
     sizes = []
     left = len(items)
     for i in range(workers):
@@ -155,24 +150,14 @@ def deal(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
         together = any(item.nodeid.startswith(where) for where in TOGETHER)
         key = TOGETHER_KEY if together else item.nodeid
         units.setdefault(key, []).append(item)
-    shares: list[list[list[pytest.Item]]] = [[] for _ in range(workers)]
-    count = [0] * workers
+    slices: list[list[pytest.Item]] = [[] for _ in range(workers)]
     load = [0.0] * workers
     by_time = sorted(units.values(), key=lambda u: -sum(map(expected_seconds, u)))
     for unit in by_time:
-        room = [i for i in range(workers) if count[i] + len(unit) <= sizes[i]]
+        room = [i for i in range(workers) if len(slices[i]) + len(unit) <= sizes[i]]
         i = min(room or range(workers), key=lambda i: load[i])
-        shares[i].append(unit)
-        count[i] += len(unit)
+        slices[i] += unit
         load[i] += sum(map(expected_seconds, unit))
-
-    def when(unit: list[pytest.Item]) -> tuple[int, float]:
-        first = unit[0].nodeid
-        if len(unit) > 1 or any(first.startswith(where) for where in TOGETHER):
-            return (0, 0.0)
-        return (1 + first.startswith(("tests/chaos/", "tests/e2e/")), -expected_seconds(unit[0]))
-
-    slices = [[item for unit in sorted(share, key=when) for item in unit] for share in shares]
     for i in range(workers):
         take = max(0, sizes[i] - len(slices[i])) if i < workers - 1 else len(short)
         slices[i] += short[:take]
