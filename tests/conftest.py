@@ -36,9 +36,13 @@ def fast_limits() -> Any:
     )
 
 
-#: Where the long tests are (real time, pacing, subprocesses), longest first: they are
-#: run first so that the parallel workers (pytest-xdist, see pyproject.toml) end together
-#: instead of one of them starting a 30 s test when the others are done.
+#: Where the long tests are (real time, pacing, subprocesses), longest first. Under
+#: pytest-xdist's worksteal (pyproject.toml) this puts them in the first worker's share:
+#: it runs the failover and SIGKILL tests one after the other while the others run the
+#: short tests, and the others steal the rest at the end. Sharing them out among the
+#: workers evened the workers' ends (26 s apart -> 1-4 s) but put the 20-match SIGKILL
+#: test beside other heavy tests, where it needed /mano rescues in all three whole-suite
+#: runs: reverted (git log). Keep that test's neighbours in mind before changing this order.
 LONG_FIRST = (
     "tests/chaos/test_failover.py",
     "tests/chaos/test_sigkill.py",
