@@ -1,35 +1,40 @@
 """The computer players' compiled modules (setup.py: mypyc) behave as their source.
 
-``pip install -e .`` compiles ``game.players.policy``, ``bidding`` and ``heuristic`` into
-C extensions when a C compiler is there. Each compiled module is checked here against its
-own source, loaded as a plain Python module beside it: the same cards, the same values to
-the last bit, the same bids, on the decisions of real games in every variant. In a pure
-Python install (no compiler, or BRISCOLA_PURE_PYTHON=1) there is nothing to compare and
-these tests are skipped.
+``pip install -e .`` compiles ``game.players.policy``, ``bidding``, ``heuristic``, ``sim``,
+``sampling`` and ``inference`` into C extensions when a C compiler is there. Each compiled
+module is checked here against its own source, loaded as a plain Python module beside it
+(:mod:`tests.core.compiled`): the same cards, the same values to the last bit, the same
+bids, the same deals and weights, on the decisions of real games in every variant. In a
+pure Python install (no compiler, or BRISCOLA_PURE_PYTHON=1) there is nothing to compare
+and these tests are skipped.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pytest
 
 from game.engine import Game
 from game.options import TableOptions
-from game.players import bidding, heuristic, inference, policy, search, sim
+from game.players import bidding, heuristic, inference, sampling, sim
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
+from game.players.policy import TUNED_WEIGHTS
 from game.players.sampling import Sampler
 from game.simulate import parse_options
 from game.view import View
+from tests.core.compiled import (
+    COMPILED,
+    extension_of,
+    is_compiled,
+    needs_compiled,
+    pure,
+    source_of,
+    use_sources,
+)
 
-COMPILED = (policy, bidding, heuristic)
 VARIANTS = (
     [],
     ["follow_suit=on"],
@@ -39,48 +44,6 @@ VARIANTS = (
     ["al_buio=on"],
     ["a_carichi=on", "follow_suit=on"],
     ["in_mano=off", "tie_goes_to_caller=on"],
-)
-
-
-#: The players' package in this source tree (absolute: a test may change directory).
-PACKAGE = Path(__file__).resolve().parent.parent / "game" / "players"
-
-
-def is_compiled(module: ModuleType) -> bool:
-    return not (module.__file__ or "").endswith(".py")
-
-
-def source_of(module: ModuleType) -> Path:
-    return PACKAGE / (module.__name__.rsplit(".", 1)[1] + ".py")
-
-
-def extension_of(module: ModuleType) -> Path:
-    return PACKAGE / Path(module.__file__ or "").name
-
-
-def pure(module: ModuleType) -> ModuleType:
-    """The module's source, imported as plain Python under another name; what it imports
-    from the other compiled modules is their source too."""
-    name = "pure_" + module.__name__.replace(".", "_")
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, source_of(module))
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[name] = loaded
-    spec.loader.exec_module(loaded)
-    assert loaded.__file__ and loaded.__file__.endswith(".py")
-    for other in COMPILED:
-        if other is module:
-            continue
-        for attribute, value in list(vars(loaded).items()):
-            if callable(value) and getattr(value, "__module__", None) == other.__name__:
-                setattr(loaded, attribute, getattr(pure(other), attribute))
-    return loaded
-
-
-needs_compiled = pytest.mark.skipif(
-    not all(map(is_compiled, COMPILED)), reason="a pure-Python install: nothing compiled"
 )
 
 
@@ -98,42 +61,59 @@ def views(args: list[str], deals: int) -> Iterator[View]:
             game.apply(seat, players[seat].choose(view))
 
 
+def _source_world(view: View, deal: sampling.Deal) -> sim.World:
+    """The world of ``deal`` built by the sources of the sampler and the simulator."""
+    source = pure(sampling)
+    world: sim.World = source.Sampler(view).world_of(
+        source.Deal(deal.hands, deal.trump, deal.called)
+    )
+    assert type(world).__module__ == pure(sim).__name__
+    return world
+
+
 @needs_compiled
 @pytest.mark.parametrize("args", VARIANTS, ids=lambda a: ",".join(a) or "default")
-def test_the_compiled_rollout_policy_plays_and_values_every_card_as_its_source(
-    args: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    reference = pure(policy).choose_card
-    compiled = policy.choose_card
-    calls = 0
-
-    def both(*call: Any) -> int:
-        nonlocal calls
-        values: list[float] | None = call[13] if len(call) > 13 else None
-        mine: list[float] | None = None if values is None else []
-        theirs: list[float] | None = None if values is None else []
-        head = call[:13]
-        tail = call[14:]
-        card = compiled(*head, mine, *tail)
-        assert reference(*head, theirs, *tail) == card, call
-        assert mine == theirs, call  # bit for bit: == on floats
-        if values is not None and mine is not None:
-            values.extend(mine)
-        calls += 1
-        return card
-
-    monkeypatch.setattr(sim, "choose_card", both)
+def test_the_compiled_rollouts_play_and_value_every_card_as_their_source(args: list[str]) -> None:
+    """The compiled simulator and policy against their sources, card by card: the same
+    card and the same values (bit for bit) at every turn of a rollout, the same result
+    of a whole rollout, on worlds sampled the same way by the compiled and the source
+    sampler."""
     rng = random.Random(11)
+    source_rng = random.Random(11)
+    source_sampling = pure(sampling)
+    turns = 0
     for view in views(args, 2):
         if view.phase != "play" or not view.legal or view.seat == view.morto:
             continue
-        sampler = Sampler(view)
+        sampler, source_sampler = Sampler(view), source_sampling.Sampler(view)
         for _ in range(3):
-            world = sampler.world_of(sampler.deal(rng))
-            values: list[float] = []
-            world.policy_card(values)  # with values, as the inference reads them
-            world.rollout()
-    assert calls > 500
+            deal = sampler.deal(rng)
+            source_deal = source_sampler.deal(source_rng)
+            assert (deal.hands, deal.trump, deal.called) == (
+                source_deal.hands,
+                source_deal.trump,
+                source_deal.called,
+            )
+            world, source_world = sampler.world_of(deal), _source_world(view, deal)
+            world.own, world.own_weights = view.seat, TUNED_WEIGHTS
+            source_world.own, source_world.own_weights = view.seat, TUNED_WEIGHTS
+            whole, source_whole = world.copy(), source_world.copy()
+            whole.rollout()  # the compiled rollout asks for no values (the fast path)
+            source_whole.rollout()
+            assert whole.captured == source_whole.captured
+            while not world.is_over():
+                mine: list[float] = []
+                theirs: list[float] = []
+                card = world.policy_card(mine)
+                assert source_world.policy_card(theirs) == card
+                assert mine == theirs  # bit for bit: == on floats
+                world.play(card)
+                source_world.play(card)
+                turns += 1
+            assert world.captured == whole.captured == source_world.captured
+            for seat in range(view.players):
+                assert world.seat_score(seat) == source_world.seat_score(seat)
+    assert turns > 500
 
 
 @needs_compiled
@@ -157,10 +137,9 @@ def test_the_compiled_hand_model_and_heuristic_decide_as_their_source(args: list
         rng = random.Random(view.version)
         hand = tuple(rng.sample(range(40), len(view.hand)))
         for code in view.legal:
-            assert (
-                source.BidEvaluator(view, hand).code_ev(code)
-                == heuristic.BidEvaluator(view, hand).code_ev(code)
-            ), (hand, code)
+            assert source.BidEvaluator(view, hand).code_ev(code) == heuristic.BidEvaluator(
+                view, hand
+            ).code_ev(code), (hand, code)
         checked += 1
     assert checked > 0
 
@@ -185,18 +164,24 @@ def test_the_compiled_bid_model_matches_its_source_on_random_hands() -> None:
 
 @needs_compiled
 def test_an_esperto_decision_is_the_same_compiled_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The whole search, on a few decisions: the sources swapped in for the compiled."""
+    """The whole search, on a few decisions: the sources swapped in for the compiled
+    (the sampler, the inference's weights, the rollouts, the tie-break)."""
     play = [v for v in views([], 1) if v.phase == "play" and len(v.legal) > 1][:4]
     assert len(play) == 4
     compiled = [ExpertPlayer(seed=2, budget=4000).choose(v) for v in play]
-    # where a play decision calls into the compiled modules: the rollouts, the
-    # tie-break and the inference's reading of the auction (the source heuristic runs
-    # on the source bid model and policy)
-    source_policy, source_heuristic = pure(policy), pure(heuristic)
-    monkeypatch.setattr(sim, "choose_card", source_policy.choose_card)
-    monkeypatch.setattr(search, "heuristic_card", source_heuristic.heuristic_card)
-    monkeypatch.setattr(inference, "BidEvaluator", source_heuristic.BidEvaluator)
+    use_sources(monkeypatch)
+    source_inference = pure(inference)
+    weighed = 0
+    real_weight = source_inference.Inference.weight
+
+    def weight(self: inference.Inference, deal: sampling.Deal) -> float:
+        nonlocal weighed
+        weighed += 1
+        return float(real_weight(self, deal))
+
+    monkeypatch.setattr(source_inference.Inference, "weight", weight)
     assert [ExpertPlayer(seed=2, budget=4000).choose(v) for v in play] == compiled
+    assert weighed > 0  # the sources were used
 
 
 def test_a_compiled_module_is_not_older_than_its_source() -> None:
