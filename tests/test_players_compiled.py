@@ -1,12 +1,12 @@
 """The computer players' compiled modules (setup.py: mypyc) behave as their source.
 
 ``pip install -e .`` compiles ``game.players.policy``, ``bidding``, ``heuristic``, ``sim``,
-``sampling`` and ``inference`` into C extensions when a C compiler is there. Each compiled
-module is checked here against its own source, loaded as a plain Python module beside it
-(:mod:`tests.core.compiled`): the same cards, the same values to the last bit, the same
-bids, the same deals and weights, on the decisions of real games in every variant. In a
-pure Python install (no compiler, or BRISCOLA_PURE_PYTHON=1) there is nothing to compare
-and these tests are skipped.
+``sampling``, ``inference``, ``briscola`` and ``endgame`` into C extensions when a C
+compiler is there. Each compiled module is checked here against its own source, loaded as
+a plain Python module beside it (:mod:`tests.core.compiled`): the same cards, the same
+values to the last bit, the same bids, the same deals and weights, on the decisions of
+real games in every variant. In a pure Python install (no compiler, or
+BRISCOLA_PURE_PYTHON=1) there is nothing to compare and these tests are skipped.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import pytest
 
 from game.engine import Game
 from game.options import TableOptions
-from game.players import bidding, heuristic, inference, sampling, sim
+from game.players import bidding, briscola, champion, endgame, heuristic, inference, sampling, sim
+from game.players.champion import ChampionPlayer
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
 from game.players.policy import TUNED_WEIGHTS
@@ -182,6 +183,34 @@ def test_an_esperto_decision_is_the_same_compiled_or_not(monkeypatch: pytest.Mon
     monkeypatch.setattr(source_inference.Inference, "weight", weight)
     assert [ExpertPlayer(seed=2, budget=4000).choose(v) for v in play] == compiled
     assert weighed > 0  # the sources were used
+
+
+@needs_compiled
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_campione_briscola_decision_is_the_same_compiled_or_not(
+    players: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain Briscola's search (the rollouts, the exact last tricks, the exact endgames)
+    on the sources of ``briscola`` and ``endgame`` decides as the compiled modules do."""
+    chosen = [v for v in views(["game=briscola", f"players={players}"], 2) if len(v.legal) > 1][::2]
+    assert any(v.stock_count <= 4 for v in chosen) and any(v.stock_count > 10 for v in chosen)
+    compiled = [ChampionPlayer(seed=2).choose(v) for v in chosen]
+    source_briscola, source_endgame = pure(briscola), pure(endgame)
+    monkeypatch.setattr(champion, "briscola", source_briscola)
+    monkeypatch.setattr(champion, "resample", pure(inference).resample)
+    for name in ("DrawSolver", "Endgame", "card_values"):
+        monkeypatch.setattr(champion, name, getattr(source_endgame, name))
+    rollouts = 0
+    real_rollout = source_briscola.rollout
+
+    def rollout(*args: object, **kwargs: object) -> tuple[int, int]:
+        nonlocal rollouts
+        rollouts += 1
+        return real_rollout(*args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(source_briscola, "rollout", rollout)
+    assert [ChampionPlayer(seed=2).choose(v) for v in chosen] == compiled
+    assert rollouts > 0  # the sources were used
 
 
 def test_a_compiled_module_is_not_older_than_its_source() -> None:

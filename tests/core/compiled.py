@@ -17,9 +17,20 @@ from types import ModuleType
 
 import pytest
 
-from game.players import bidding, expert, heuristic, inference, policy, sampling, search, sim
+from game.players import (
+    bidding,
+    briscola,
+    endgame,
+    expert,
+    heuristic,
+    inference,
+    policy,
+    sampling,
+    search,
+    sim,
+)
 
-COMPILED = (policy, bidding, heuristic, sim, sampling, inference)
+COMPILED = (policy, bidding, heuristic, sim, sampling, inference, briscola, endgame)
 
 #: The players' package in this source tree (absolute: a test may change directory).
 PACKAGE = Path(__file__).resolve().parent.parent.parent / "game" / "players"
