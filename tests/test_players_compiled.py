@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 
+from game.cards import parse_card
 from game.engine import Game
 from game.options import TableOptions
 from game.players import bidding, briscola, champion, endgame, heuristic, inference, sampling, sim
@@ -186,15 +188,75 @@ def test_an_esperto_decision_is_the_same_compiled_or_not(monkeypatch: pytest.Mon
 
 
 @needs_compiled
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players: int) -> None:
+    """Plain Briscola: the sampled worlds, every card's rollout (the rule-based and the
+    policy's, with and without the exact last tricks) and the exact endgames' values of
+    the compiled ``briscola`` and ``endgame`` equal their sources', on every decision of
+    two rule-based games."""
+    source, source_endgame = pure(briscola), pure(endgame)
+    weights = champion.ROLLOUT_WEIGHTS if players == 2 else None
+    rng, source_rng = random.Random(5), random.Random(5)
+    rollouts = solved = 0
+    for view in views(["game=briscola", f"players={players}"], 2):
+        if len(view.legal) < 2 or view.seat is None or view.trump is None:
+            continue
+        me = view.seat
+        hands, stock = briscola.sample_world(view, rng)
+        assert source.sample_world(view, source_rng) == (hands, stock)
+        for card in [parse_card(code[1:]) for code in view.legal]:
+            for memo, rollout_weights in (({}, weights), ({}, None), (None, None)):
+                if players != 2 and memo is not None:
+                    continue
+                compiled_result = briscola.rollout(
+                    view, [list(h) for h in hands], list(stock), card, me, memo, rollout_weights
+                )
+                source_memo = {} if memo is not None else None
+                assert compiled_result == source.rollout(
+                    view,
+                    [list(h) for h in hands],
+                    list(stock),
+                    card,
+                    me,
+                    source_memo,
+                    rollout_weights,
+                )
+                rollouts += 1
+        if players == 2 and view.stock_count <= 4 and view.face_up is not None:
+            # the exact endgame, the opponent holding the first cards it may hold
+            pool = sorted(champion.unseen_cards(view))
+            need = view.hand_sizes[1 - me]
+            theirs, hidden = pool[:need], pool[need:]
+            trick = [c for _, c in view.current_trick]
+            mine = champion.side_points(view, me)
+            utility = partial(champion.outcome, players=2)
+            compiled_values = endgame.DrawSolver(view.trump, view.face_up, utility).card_values(
+                view.hand, theirs, hidden, trick, mine
+            )
+            source_values = source_endgame.DrawSolver(
+                view.trump, view.face_up, utility
+            ).card_values(view.hand, theirs, hidden, trick, mine)
+            assert compiled_values == source_values
+            solved += 1
+    assert rollouts > 50
+    assert solved > 0 or players != 2
+
+
+@needs_compiled
 @pytest.mark.parametrize("players", [2, 4])
 def test_a_campione_briscola_decision_is_the_same_compiled_or_not(
     players: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Plain Briscola's search (the rollouts, the exact last tricks, the exact endgames)
     on the sources of ``briscola`` and ``endgame`` decides as the compiled modules do."""
-    chosen = [v for v in views(["game=briscola", f"players={players}"], 2) if len(v.legal) > 1][::2]
-    assert any(v.stock_count <= 4 for v in chosen) and any(v.stock_count > 10 for v in chosen)
-    compiled = [ChampionPlayer(seed=2).choose(v) for v in chosen]
+    decisions = [v for v in views(["game=briscola", f"players={players}"], 1) if len(v.legal) > 1]
+    # three of the middle game, three of the exact endgames (stock 4 or less; four
+    # players: once the stock is empty)
+    middle = [v for v in decisions if v.stock_count > 10][::4][:3]
+    exact = [v for v in decisions if v.stock_count <= (4 if players == 2 else 0)][::2][:3]
+    assert len(middle) == len(exact) == 3
+    chosen = middle + exact
+    compiled = [ChampionPlayer(seed=2, worlds=60).choose(v) for v in chosen]
     source_briscola, source_endgame = pure(briscola), pure(endgame)
     monkeypatch.setattr(champion, "briscola", source_briscola)
     monkeypatch.setattr(champion, "resample", pure(inference).resample)
@@ -209,7 +271,7 @@ def test_a_campione_briscola_decision_is_the_same_compiled_or_not(
         return real_rollout(*args, **kwargs)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(source_briscola, "rollout", rollout)
-    assert [ChampionPlayer(seed=2).choose(v) for v in chosen] == compiled
+    assert [ChampionPlayer(seed=2, worlds=60).choose(v) for v in chosen] == compiled
     assert rollouts > 0  # the sources were used
 
 
