@@ -1,13 +1,14 @@
 """Compiles the computer players' hot loop with mypyc, when it can; pure Python otherwise.
 
 Everything else about the package is in pyproject.toml. ``game/players/policy.py`` (the
-rollout policy, where the search spends about half of its time), ``bidding.py`` and
-``heuristic.py`` (the hand model the inference reads the auction with) are compiled by
-mypyc into C extensions with the same behaviour: an ``esperto`` decision takes about
-half the time (tests/test_players_compiled.py checks each compiled module against its
-source). The extensions are optional: without a C compiler, or with
-BRISCOLA_PURE_PYTHON=1, the package installs as plain Python and plays the same moves,
-more slowly."""
+rollout policy), ``sim.py`` (the rollouts' simulator), ``sampling.py`` and
+``inference.py`` (the deals sampled and weighted), ``bidding.py`` and ``heuristic.py``
+(the hand model the inference reads the auction with), ``briscola.py`` and
+``endgame.py`` (plain Briscola's rollouts and exact endgames) are compiled by mypyc into C
+extensions with the same behaviour (tests/test_players_compiled.py checks each compiled
+module against its source). The compiled modules call one another natively. The
+extensions are optional: without a C compiler, or with BRISCOLA_PURE_PYTHON=1, the
+package installs as plain Python and plays the same moves, more slowly."""
 
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from setuptools import Extension, setup
 
 #: The modules mypyc compiles (pure, fully typed, hot). The modules they import are
 #: read for their types only, and the build does not need the package's dependencies.
-COMPILED = ["game/players/policy.py", "game/players/bidding.py", "game/players/heuristic.py"]
+COMPILED = [
+    "game/players/policy.py",
+    "game/players/bidding.py",
+    "game/players/heuristic.py",
+    "game/players/sim.py",
+    "game/players/sampling.py",
+    "game/players/inference.py",
+    "game/players/briscola.py",
+    "game/players/endgame.py",
+]
 MYPY_FLAGS = ["--follow-imports=silent", "--ignore-missing-imports"]
 
 

@@ -1,35 +1,43 @@
 """The computer players' compiled modules (setup.py: mypyc) behave as their source.
 
-``pip install -e .`` compiles ``game.players.policy``, ``bidding`` and ``heuristic`` into
-C extensions when a C compiler is there. Each compiled module is checked here against its
-own source, loaded as a plain Python module beside it: the same cards, the same values to
-the last bit, the same bids, on the decisions of real games in every variant. In a pure
-Python install (no compiler, or BRISCOLA_PURE_PYTHON=1) there is nothing to compare and
-these tests are skipped.
+``pip install -e .`` compiles ``game.players.policy``, ``bidding``, ``heuristic``, ``sim``,
+``sampling``, ``inference``, ``briscola`` and ``endgame`` into C extensions when a C
+compiler is there. Each compiled module is checked here against its own source, loaded as
+a plain Python module beside it (:mod:`tests.core.compiled`): the same cards, the same
+values to the last bit, the same bids, the same deals and weights, on the decisions of
+real games in every variant. In a pure Python install (no compiler, or
+BRISCOLA_PURE_PYTHON=1) there is nothing to compare and these tests are skipped.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
-from typing import Any
+from functools import partial
 
 import pytest
 
+from game.cards import parse_card
 from game.engine import Game
 from game.options import TableOptions
-from game.players import bidding, heuristic, inference, policy, search, sim
+from game.players import bidding, briscola, champion, endgame, heuristic, inference, sampling, sim
+from game.players.champion import ChampionPlayer
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
+from game.players.policy import TUNED_WEIGHTS
 from game.players.sampling import Sampler
 from game.simulate import parse_options
 from game.view import View
+from tests.core.compiled import (
+    COMPILED,
+    extension_of,
+    is_compiled,
+    needs_compiled,
+    pure,
+    source_of,
+    use_sources,
+)
 
-COMPILED = (policy, bidding, heuristic)
 VARIANTS = (
     [],
     ["follow_suit=on"],
@@ -39,48 +47,6 @@ VARIANTS = (
     ["al_buio=on"],
     ["a_carichi=on", "follow_suit=on"],
     ["in_mano=off", "tie_goes_to_caller=on"],
-)
-
-
-#: The players' package in this source tree (absolute: a test may change directory).
-PACKAGE = Path(__file__).resolve().parent.parent / "game" / "players"
-
-
-def is_compiled(module: ModuleType) -> bool:
-    return not (module.__file__ or "").endswith(".py")
-
-
-def source_of(module: ModuleType) -> Path:
-    return PACKAGE / (module.__name__.rsplit(".", 1)[1] + ".py")
-
-
-def extension_of(module: ModuleType) -> Path:
-    return PACKAGE / Path(module.__file__ or "").name
-
-
-def pure(module: ModuleType) -> ModuleType:
-    """The module's source, imported as plain Python under another name; what it imports
-    from the other compiled modules is their source too."""
-    name = "pure_" + module.__name__.replace(".", "_")
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, source_of(module))
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[name] = loaded
-    spec.loader.exec_module(loaded)
-    assert loaded.__file__ and loaded.__file__.endswith(".py")
-    for other in COMPILED:
-        if other is module:
-            continue
-        for attribute, value in list(vars(loaded).items()):
-            if callable(value) and getattr(value, "__module__", None) == other.__name__:
-                setattr(loaded, attribute, getattr(pure(other), attribute))
-    return loaded
-
-
-needs_compiled = pytest.mark.skipif(
-    not all(map(is_compiled, COMPILED)), reason="a pure-Python install: nothing compiled"
 )
 
 
@@ -98,42 +64,59 @@ def views(args: list[str], deals: int) -> Iterator[View]:
             game.apply(seat, players[seat].choose(view))
 
 
+def _source_world(view: View, deal: sampling.Deal) -> sim.World:
+    """The world of ``deal`` built by the sources of the sampler and the simulator."""
+    source = pure(sampling)
+    world: sim.World = source.Sampler(view).world_of(
+        source.Deal(deal.hands, deal.trump, deal.called)
+    )
+    assert type(world).__module__ == pure(sim).__name__
+    return world
+
+
 @needs_compiled
 @pytest.mark.parametrize("args", VARIANTS, ids=lambda a: ",".join(a) or "default")
-def test_the_compiled_rollout_policy_plays_and_values_every_card_as_its_source(
-    args: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    reference = pure(policy).choose_card
-    compiled = policy.choose_card
-    calls = 0
-
-    def both(*call: Any) -> int:
-        nonlocal calls
-        values: list[float] | None = call[13] if len(call) > 13 else None
-        mine: list[float] | None = None if values is None else []
-        theirs: list[float] | None = None if values is None else []
-        head = call[:13]
-        tail = call[14:]
-        card = compiled(*head, mine, *tail)
-        assert reference(*head, theirs, *tail) == card, call
-        assert mine == theirs, call  # bit for bit: == on floats
-        if values is not None and mine is not None:
-            values.extend(mine)
-        calls += 1
-        return card
-
-    monkeypatch.setattr(sim, "choose_card", both)
+def test_the_compiled_rollouts_play_and_value_every_card_as_their_source(args: list[str]) -> None:
+    """The compiled simulator and policy against their sources, card by card: the same
+    card and the same values (bit for bit) at every turn of a rollout, the same result
+    of a whole rollout, on worlds sampled the same way by the compiled and the source
+    sampler."""
     rng = random.Random(11)
+    source_rng = random.Random(11)
+    source_sampling = pure(sampling)
+    turns = 0
     for view in views(args, 2):
         if view.phase != "play" or not view.legal or view.seat == view.morto:
             continue
-        sampler = Sampler(view)
+        sampler, source_sampler = Sampler(view), source_sampling.Sampler(view)
         for _ in range(3):
-            world = sampler.world_of(sampler.deal(rng))
-            values: list[float] = []
-            world.policy_card(values)  # with values, as the inference reads them
-            world.rollout()
-    assert calls > 500
+            deal = sampler.deal(rng)
+            source_deal = source_sampler.deal(source_rng)
+            assert (deal.hands, deal.trump, deal.called) == (
+                source_deal.hands,
+                source_deal.trump,
+                source_deal.called,
+            )
+            world, source_world = sampler.world_of(deal), _source_world(view, deal)
+            world.own, world.own_weights = view.seat, TUNED_WEIGHTS
+            source_world.own, source_world.own_weights = view.seat, TUNED_WEIGHTS
+            whole, source_whole = world.copy(), source_world.copy()
+            whole.rollout()  # the compiled rollout asks for no values (the fast path)
+            source_whole.rollout()
+            assert whole.captured == source_whole.captured
+            while not world.is_over():
+                mine: list[float] = []
+                theirs: list[float] = []
+                card = world.policy_card(mine)
+                assert source_world.policy_card(theirs) == card
+                assert mine == theirs  # bit for bit: == on floats
+                world.play(card)
+                source_world.play(card)
+                turns += 1
+            assert world.captured == whole.captured == source_world.captured
+            for seat in range(view.players):
+                assert world.seat_score(seat) == source_world.seat_score(seat)
+    assert turns > 500
 
 
 @needs_compiled
@@ -157,10 +140,9 @@ def test_the_compiled_hand_model_and_heuristic_decide_as_their_source(args: list
         rng = random.Random(view.version)
         hand = tuple(rng.sample(range(40), len(view.hand)))
         for code in view.legal:
-            assert (
-                source.BidEvaluator(view, hand).code_ev(code)
-                == heuristic.BidEvaluator(view, hand).code_ev(code)
-            ), (hand, code)
+            assert source.BidEvaluator(view, hand).code_ev(code) == heuristic.BidEvaluator(
+                view, hand
+            ).code_ev(code), (hand, code)
         checked += 1
     assert checked > 0
 
@@ -185,18 +167,112 @@ def test_the_compiled_bid_model_matches_its_source_on_random_hands() -> None:
 
 @needs_compiled
 def test_an_esperto_decision_is_the_same_compiled_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The whole search, on a few decisions: the sources swapped in for the compiled."""
+    """The whole search, on a few decisions: the sources swapped in for the compiled
+    (the sampler, the inference's weights, the rollouts, the tie-break)."""
     play = [v for v in views([], 1) if v.phase == "play" and len(v.legal) > 1][:4]
     assert len(play) == 4
     compiled = [ExpertPlayer(seed=2, budget=4000).choose(v) for v in play]
-    # where a play decision calls into the compiled modules: the rollouts, the
-    # tie-break and the inference's reading of the auction (the source heuristic runs
-    # on the source bid model and policy)
-    source_policy, source_heuristic = pure(policy), pure(heuristic)
-    monkeypatch.setattr(sim, "choose_card", source_policy.choose_card)
-    monkeypatch.setattr(search, "heuristic_card", source_heuristic.heuristic_card)
-    monkeypatch.setattr(inference, "BidEvaluator", source_heuristic.BidEvaluator)
+    use_sources(monkeypatch)
+    source_inference = pure(inference)
+    weighed = 0
+    real_weight = source_inference.Inference.weight
+
+    def weight(self: inference.Inference, deal: sampling.Deal) -> float:
+        nonlocal weighed
+        weighed += 1
+        return float(real_weight(self, deal))
+
+    monkeypatch.setattr(source_inference.Inference, "weight", weight)
     assert [ExpertPlayer(seed=2, budget=4000).choose(v) for v in play] == compiled
+    assert weighed > 0  # the sources were used
+
+
+@needs_compiled
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players: int) -> None:
+    """Plain Briscola: the sampled worlds, every card's rollout (the rule-based and the
+    policy's, with and without the exact last tricks) and the exact endgames' values of
+    the compiled ``briscola`` and ``endgame`` equal their sources', on every decision of
+    two rule-based games."""
+    source, source_endgame = pure(briscola), pure(endgame)
+    weights = champion.ROLLOUT_WEIGHTS if players == 2 else None
+    rng, source_rng = random.Random(5), random.Random(5)
+    rollouts = solved = 0
+    for view in views(["game=briscola", f"players={players}"], 2):
+        if len(view.legal) < 2 or view.seat is None or view.trump is None:
+            continue
+        me = view.seat
+        hands, stock = briscola.sample_world(view, rng)
+        assert source.sample_world(view, source_rng) == (hands, stock)
+        for card in [parse_card(code[1:]) for code in view.legal]:
+            for memo, rollout_weights in (({}, weights), ({}, None), (None, None)):
+                if players != 2 and memo is not None:
+                    continue
+                compiled_result = briscola.rollout(
+                    view, [list(h) for h in hands], list(stock), card, me, memo, rollout_weights
+                )
+                source_memo = {} if memo is not None else None
+                assert compiled_result == source.rollout(
+                    view,
+                    [list(h) for h in hands],
+                    list(stock),
+                    card,
+                    me,
+                    source_memo,
+                    rollout_weights,
+                )
+                rollouts += 1
+        if players == 2 and view.stock_count <= 4 and view.face_up is not None:
+            # the exact endgame, the opponent holding the first cards it may hold
+            pool = sorted(champion.unseen_cards(view))
+            need = view.hand_sizes[1 - me]
+            theirs, hidden = pool[:need], pool[need:]
+            trick = [c for _, c in view.current_trick]
+            mine = champion.side_points(view, me)
+            utility = partial(champion.outcome, players=2)
+            compiled_values = endgame.DrawSolver(view.trump, view.face_up, utility).card_values(
+                view.hand, theirs, hidden, trick, mine
+            )
+            source_values = source_endgame.DrawSolver(
+                view.trump, view.face_up, utility
+            ).card_values(view.hand, theirs, hidden, trick, mine)
+            assert compiled_values == source_values
+            solved += 1
+    assert rollouts > 50
+    assert solved > 0 or players != 2
+
+
+@needs_compiled
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_campione_briscola_decision_is_the_same_compiled_or_not(
+    players: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain Briscola's search (the rollouts, the exact last tricks, the exact endgames)
+    on the sources of ``briscola`` and ``endgame`` decides as the compiled modules do."""
+    decisions = [v for v in views(["game=briscola", f"players={players}"], 1) if len(v.legal) > 1]
+    # three of the middle game, three of the exact endgames (stock 4 or less; four
+    # players: once the stock is empty)
+    middle = [v for v in decisions if v.stock_count > 10][::4][:3]
+    exact = [v for v in decisions if v.stock_count <= (4 if players == 2 else 0)][::2][:3]
+    assert len(middle) == len(exact) == 3
+    chosen = middle + exact
+    compiled = [ChampionPlayer(seed=2, worlds=60).choose(v) for v in chosen]
+    source_briscola, source_endgame = pure(briscola), pure(endgame)
+    monkeypatch.setattr(champion, "briscola", source_briscola)
+    monkeypatch.setattr(champion, "resample", pure(inference).resample)
+    for name in ("DrawSolver", "Endgame", "card_values"):
+        monkeypatch.setattr(champion, name, getattr(source_endgame, name))
+    rollouts = 0
+    real_rollout = source_briscola.rollout
+
+    def rollout(*args: object, **kwargs: object) -> tuple[int, int]:
+        nonlocal rollouts
+        rollouts += 1
+        return real_rollout(*args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(source_briscola, "rollout", rollout)
+    assert [ChampionPlayer(seed=2, worlds=60).choose(v) for v in chosen] == compiled
+    assert rollouts > 0  # the sources were used
 
 
 def test_a_compiled_module_is_not_older_than_its_source() -> None:

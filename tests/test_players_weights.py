@@ -15,6 +15,7 @@ from game.players.policy import DEFAULT_WEIGHTS, Weights
 from game.players.search import SearchPlayer
 from game.players.tune import CANDIDATE, FOUND, make_player, paired, per_deal
 from game.view import View
+from tests.core.compiled import pure, use_sources
 from tests.core.helpers import heuristic_play_views
 
 
@@ -67,16 +68,18 @@ def test_the_rollouts_play_with_the_players_weights(
     """Every seat of a rollout plays with the player's ``weights``, except the searching
     seat's own later moves, which follow its ``own_weights``."""
     seats: dict[int, set[Weights]] = {}
-    real = sim.choose_card
+    # the compiled simulator calls the policy natively: watch the sources' rollouts
+    use_sources(monkeypatch)
+    source_sim = pure(sim)
+    real = source_sim.choose_card
 
     def recording(*args: Any) -> int:
         seats.setdefault(args[0], set()).add(args[-1])
-        return real(*args)
+        return int(real(*args))
 
-    monkeypatch.setattr(sim, "choose_card", recording)
+    monkeypatch.setattr(source_sim, "choose_card", recording)
     view = next(v for v in _play_views(1) if v.trick_no < 4)
     player.choose(view)
     assert view.seat is not None
     assert seats.pop(view.seat) == {player.own_weights}
     assert seats and all(found == {player.weights} for found in seats.values())
-

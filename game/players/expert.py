@@ -37,9 +37,9 @@ rollouts, every candidate action on the same deals) with these changes:
 * *A larger budget*: 50,000 simulated card plays (``forte``: 10,000), the replays of
   the inference included, so a decision stays a pure function of the seed and the view;
   p95 on one core stays under 0.3 s (``python -m game.arena``) with the compiled hot
-  loop (setup.py: mypyc compiles :mod:`game.players.policy`, ``bidding`` and
-  ``heuristic``, which makes a decision about twice as fast with the same result; a
-  pure-Python install decides the same, more slowly). More deals buy better play,
+  loop (setup.py: mypyc compiles :mod:`game.players.policy`, ``sim``, ``sampling``,
+  ``inference``, ``bidding`` and ``heuristic``, with the same result; a pure-Python
+  install decides the same, more slowly). More deals buy better play,
   slowly: against the same search with 400 sampled deals, the regret of 180
   five-player play decisions was 0.027 points a decision at 25,000 plays, 0.027 at
   30,000, 0.021 at 35,000 and 0.017 at 50,000 (``python -m game.players.regret``).
@@ -66,9 +66,9 @@ Plain Briscola has no bids and no voids to read: there it samples more deals tha
 interval +0.101..+0.238); auctions won 27.4% (``forte`` 18.2%), made 64.9% (55.9%),
 mean contract 65.1 (67.7); decision p95 235 ms of CPU with both cores busy. (Measured
 again on 2026-11-27, the same command with ``--deals 12``: p95 397 ms of CPU over 658
-decisions, mean 262 ms; on the same 3 deals the game code of that run, afa2128, gives
-385 ms and today's 400 ms, so the machine measures slower, not the code: five-player
-chiamata is over the 300 ms target on it.) By role
+decisions, mean 262 ms, over the 300 ms target on this machine, with only ``policy``,
+``bidding`` and ``heuristic`` compiled; with ``sim``, ``sampling`` and ``inference``
+compiled too, 658 decisions again: p95 216 ms, mean 134 ms.) By role
 (the arena's split), as chiamante +0.77 a contract (``forte`` +0.32), as socio +0.21
 (+0.22), otherwise −0.14 (−0.24). These deals favour ``esperto``: the same 400 deals
 with the former auction (3 calls on at most 60 deals) gave +0.193 (+0.124..+0.263),

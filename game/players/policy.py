@@ -45,6 +45,7 @@ This single formula reproduces the classic rules of the table:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -92,14 +93,14 @@ TUNED_WEIGHTS: Final = Weights(power=2.9, horizon=2.3, load=3.85)
 _TIE_BREAK: Final[tuple[float, ...]] = tuple(
     CARD_POINTS[c] * 1e-6 + (9 - c % 10) * 1e-7 for c in range(len(CARD_POINTS))
 )
-#: The seats still to play after ``me`` in a trick, by (me, cards on the table, seats).
-_LATER_SEATS: dict[tuple[int, int, int], tuple[int, ...]] = {}
+#: _POPCOUNT[m]: the set bits of a 16-bit ``m``. ``int.bit_count`` is a method call on a
+#: boxed int in the compiled module; three lookups count a 40-bit card mask natively.
+_POPCOUNT: Final[tuple[int, ...]] = tuple(m.bit_count() for m in range(1 << 16))
 
 
-def _later_seats(me: int, played: int, n: int) -> tuple[int, ...]:
-    """The seats to play after ``me`` with ``played`` cards on the table (memoised)."""
-    seats = _LATER_SEATS[me, played, n] = tuple((me + k) % n for k in range(1, n - played))
-    return seats
+def _count(mask: int) -> int:
+    """The cards of a card mask (below 2**48), as ``mask.bit_count()``."""
+    return _POPCOUNT[mask & 0xFFFF] + _POPCOUNT[(mask >> 16) & 0xFFFF] + _POPCOUNT[mask >> 32]
 
 
 def choose_card(
@@ -142,11 +143,14 @@ def choose_card(
     if len(legal) == 1 and values is None:
         return legal[0]
     power, horizon, load, dump, lead, reveal, will_high, will_mid, will_low = weights
+    # the trump as a plain int (-1: none; a suit is 0..3), so that the compiled module
+    # compares suits natively
+    trump_suit = -1 if trump is None else trump
     card_points = CARD_POINTS
+    stronger_masks = STRONGER
     played = len(trick)
-    later = _LATER_SEATS.get((me, played, n))
-    if later is None:
-        later = _later_seats(me, played, n)
+    # the seats still to play after ``me``: (me + k) % n for k in 1 .. later_count
+    later_count = n - played - 1
     power_scale = 0.0 if tricks_left <= 1 else power * min(1.0, (tricks_left - 1) / horizon)
     lead_cost = lead if tricks_left > 1 else 0.0
     table = 0
@@ -161,7 +165,7 @@ def choose_card(
             if card // 10 == best // 10:
                 if card % 10 < best % 10:
                     best, win_i = card, i
-            elif card // 10 == trump:
+            elif card // 10 == trump_suit:
                 best, win_i = card, i
         base_p = partner_p[(leader + win_i) % n]
         best_suit = best // 10
@@ -171,34 +175,44 @@ def choose_card(
         best = best_suit = best_rank = -1
         base_p = 0.0
 
-    if later:
-        n_unseen = unseen.bit_count()
+    # per later seat that may hold an unseen card (the others cannot change who wins):
+    # the chance of missing any given unseen card, its voids, its side (p_l)
+    may_miss: list[float] = []
+    may_void: list[int] = []
+    may_p: list[float] = []
+    may_q: list[float] = []
+    suit_counts: list[int] = [0, 0, 0, 0]
+    trump_count = 0
+    load_mine = 0.0
+    load_theirs = 0.0
+    # the winning card x → (chance to beat x, p_l, 1 − p_l) of each later seat with a
+    # chance above 0 (a 0 leaves the trick's outcome as it is), flattened
+    beat_cache: dict[int, list[float]] = {}
+    if later_count > 0:
+        n_unseen = _count(unseen)
         # what the later seats add: partners load a trick their side takes, dump
-        # otherwise; and, per later seat that may hold an unseen card (the others cannot
-        # change who wins): the chance of missing any given unseen card, its voids, its
-        # side (p_l, and 1 − p_l)
-        load_mine = 0.0
-        load_theirs = 0.0
-        may_beat = []
-        for seat in later:
+        # otherwise
+        for k in range(1, later_count + 1):
+            seat = (me + k) % n
             p_l = partner_p[seat]
             load_mine += p_l * load + (1.0 - p_l) * dump
             load_theirs += p_l * dump + (1.0 - p_l) * load
             size = sizes[seat]
             if size > 0 and n_unseen > 0:
                 frac = size / n_unseen
-                miss = 1.0 - (frac if frac < 0.999 else 0.999)  # < 1: frac ≥ 1/40
-                may_beat.append((miss, voids[seat], p_l, 1.0 - p_l))
-        suit_counts = (
-            (unseen & SUIT_MASK[0]).bit_count(),
-            (unseen & SUIT_MASK[1]).bit_count(),
-            (unseen & SUIT_MASK[2]).bit_count(),
-            (unseen & SUIT_MASK[3]).bit_count(),
-        )
-        trump_count = suit_counts[trump] if trump is not None else 0
-        # the winning card x → (chance to beat x, p_l, 1 − p_l) of each later seat with a
-        # chance above 0 (a 0 leaves the trick's outcome as it is)
-        beat_cache: dict[int, list[tuple[float, float, float]]] = {}
+                may_miss.append(1.0 - (frac if frac < 0.999 else 0.999))  # < 1: frac ≥ 1/40
+                may_void.append(voids[seat])
+                may_p.append(p_l)
+                may_q.append(1.0 - p_l)
+        suit_masks = SUIT_MASK
+        suit_counts = [
+            _count(unseen & suit_masks[0]),
+            _count(unseen & suit_masks[1]),
+            _count(unseen & suit_masks[2]),
+            _count(unseen & suit_masks[3]),
+        ]
+        trump_count = suit_counts[trump_suit] if trump_suit >= 0 else 0
+    n_may = len(may_miss)
 
     best_value = -1e9
     choice = legal[0]
@@ -206,7 +220,9 @@ def choose_card(
         points = card_points[card]
         suit = card // 10
         if played:
-            if (suit == best_suit and card % 10 < best_rank) or (suit == trump != best_suit):
+            if (suit == best_suit and card % 10 < best_rank) or (
+                suit == trump_suit and trump_suit != best_suit
+            ):
                 x, s = card, 1.0
                 mine = True
             else:
@@ -217,39 +233,54 @@ def choose_card(
             x, s = card, 1.0
             mine = True
             lead_suit = suit
-        if later:
+        if later_count > 0:
             chances = beat_cache.get(x)
             if chances is None:
                 chances = []
                 x_suit = x // 10
-                stronger = (unseen & STRONGER[x]).bit_count()
-                for miss, void, p_l, q_l in may_beat:
-                    p_same = 0.0 if (void >> x_suit & 1 or not stronger) else 1.0 - miss**stronger
-                    if x_suit == trump:
-                        if follow and lead_suit != trump and p_same and not void >> lead_suit & 1:
-                            p_same *= miss ** suit_counts[lead_suit]
+                stronger = _count(unseen & stronger_masks[x])
+                for j in range(n_may):
+                    miss = may_miss[j]
+                    void = may_void[j]
+                    p_same = (
+                        0.0
+                        if (void >> x_suit & 1 or not stronger)
+                        else 1.0 - math.pow(miss, float(stronger))
+                    )
+                    if x_suit == trump_suit:
+                        if (
+                            follow
+                            and lead_suit != trump_suit
+                            and p_same
+                            and not void >> lead_suit & 1
+                        ):
+                            p_same *= math.pow(miss, float(suit_counts[lead_suit]))
                         b = p_same
-                    elif trump is None or not trump_count or void >> trump & 1:
+                    elif trump_suit < 0 or not trump_count or void >> trump_suit & 1:
                         b = p_same
                     else:
-                        p_trump = 1.0 - miss**trump_count
+                        p_trump = 1.0 - math.pow(miss, float(trump_count))
                         if follow and not void >> lead_suit & 1:
-                            p_trump *= miss ** suit_counts[lead_suit]
+                            p_trump *= math.pow(miss, float(suit_counts[lead_suit]))
                         b = 1.0 - (1.0 - p_same) * (1.0 - p_trump)
                     if b:
-                        chances.append((b, p_l, q_l))
+                        chances.append(b)
+                        chances.append(may_p[j])
+                        chances.append(may_q[j])
                 beat_cache[x] = chances
             stake = table + points
             will = will_high if stake >= 10 else (will_mid if stake >= 3 else will_low)
-            for b, p_l, q_l in chances:
-                b *= will
+            for j in range(0, len(chances), 3):
+                b = chances[j] * will
+                p_l = chances[j + 1]
+                q_l = chances[j + 2]
                 s = s * (1.0 - q_l * b) + (1.0 - s) * p_l * b
             value = (2.0 * s - 1.0) * (table + points) + s * load_mine - (1.0 - s) * load_theirs
         else:
             value = (2.0 * s - 1.0) * (table + points)
         if mine:
             value -= lead_cost * s
-        if suit == trump:
+        if suit == trump_suit:
             value -= TRUMP_POWER[card % 10] * power_scale
         if card == hidden_called and tricks_left > 3:
             value -= reveal

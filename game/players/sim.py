@@ -116,21 +116,50 @@ class World:
         #: the searching seat, whose own later moves follow ``own_weights`` (-1: none)
         self.own = -1
         self.own_weights = weights
-        #: partner_p per (seat, revealed): the roles never change, so copies share it
-        self.pp_cache: dict[tuple[int, bool], list[float]] = {}
+        #: partner_p per seat and revealed (index 2·seat + revealed): the roles never
+        #: change, so copies share it
+        self.pp_cache: list[list[float] | None] = [None] * (2 * self.n)
         #: il morto's seat (-1: none); its hand is in deal order, and it plays the first
         #: card of it (R90), exempt from following suit
         self.morto = -1 if morto is None else morto
 
     def copy(self) -> World:
-        other = World.__new__(World)
-        for name in World.__slots__:
-            setattr(other, name, getattr(self, name))
-        other.hands = [list(h) for h in self.hands]
+        """An independent copy (the lists that play changes are copied; the rest, the
+        weights and ``pp_cache`` included, is shared). Every attribute is written out,
+        so that mypyc (setup.py) compiles it."""
+        other = World(
+            hands=[list(h) for h in self.hands],
+            trump=self.trump,
+            trump_public=self.trump_public,
+            al_buio=self.al_buio,
+            chiamante=self.chiamante,
+            socio=self.socio,
+            called=self.called,
+            revealed=self.revealed,
+            kind=self.kind,
+            points=self.points,
+            follow_suit=self.follow,
+            tie=self.tie,
+            cappotto=self.cappotto,
+            leader=self.leader,
+            trick=list(self.trick),
+            trick_no=self.trick_no,
+            captured=list(self.captured),
+            played=self.played,
+            voids=list(self.voids),
+            tricks_total=self.tricks_total,
+            weights=self.weights,
+        )
+        # what __init__ derives, as it stands in this world now
+        other.n = self.n
         other.masks = list(self.masks)
-        other.trick = list(self.trick)
-        other.captured = list(self.captured)
-        other.voids = list(self.voids)
+        other.carichi = self.carichi
+        other.in_mano = self.in_mano
+        other.follow = self.follow
+        other.own = self.own
+        other.own_weights = self.own_weights
+        other.pp_cache = self.pp_cache
+        other.morto = self.morto
         return other
 
     # ------------------------------------------------------------------ rules
@@ -165,7 +194,8 @@ class World:
                 self.voids[seat] |= 1 << led
         trick.append(card)
         self.played |= 1 << card
-        if card == self.called and not (self.al_buio and not self.trump_public):
+        called = self.called
+        if called is not None and card == called and not (self.al_buio and not self.trump_public):
             self.revealed = True
         if len(trick) < n:
             return
@@ -174,16 +204,18 @@ class World:
             if self.called is not None and self.called in trick:
                 self.revealed = True
         trump = self.trump
+        trump_suit = -1 if trump is None else trump  # a plain int: compared natively
+        card_points = CARD_POINTS
         win_i = 0
         best = trick[0]
-        total = CARD_POINTS[best]
+        total = card_points[best]
         for i in range(1, n):
             c = trick[i]
-            total += CARD_POINTS[c]
+            total += card_points[c]
             if c // 10 == best // 10:
                 if c % 10 < best % 10:
                     best, win_i = c, i
-            elif c // 10 == trump:
+            elif c // 10 == trump_suit:
                 best, win_i = c, i
         winner = (self.leader + win_i) % n
         self.captured[winner] += total
@@ -195,8 +227,8 @@ class World:
 
     def partner_p(self, seat: int) -> list[float]:
         """What ``seat`` believes about the sides in this world (see the module doc)."""
-        key = (seat, self.revealed)
-        cached = self.pp_cache.get(key)
+        key = 2 * seat + 1 if self.revealed else 2 * seat
+        cached = self.pp_cache[key]
         if cached is None:
             cached = self._partner_p(seat)
             self.pp_cache[key] = cached
@@ -224,7 +256,8 @@ class World:
         revealed = self.revealed
         partner_p = self.partner_p(seat)
         trump = self.trump if (self.trump_public or seat == self.chiamante) else None
-        hidden = self.called if (seat == self.socio and not revealed) else -1
+        socio = self.socio
+        hidden = self.called if (socio is not None and seat == socio and not revealed) else -1
         return choose_card(
             seat,
             legal,
@@ -234,7 +267,7 @@ class World:
             partner_p,
             ALL_MASK & ~(self.masks[seat] | self.played),
             self.voids,
-            list(map(len, self.hands)),
+            [len(hand) for hand in self.hands],
             self.follow,
             self.tricks_total - self.trick_no,
             hidden if hidden is not None else -1,
@@ -245,10 +278,8 @@ class World:
 
     def rollout(self) -> None:
         """Play to the end with the heuristic policy for every seat."""
-        play = self.play
-        policy_card = self.policy_card
         while self.trick_no < self.tricks_total:
-            play(policy_card())
+            self.play(self.policy_card())
 
     # ------------------------------------------------------------------ outcome
 
