@@ -97,8 +97,13 @@ async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     rt, user, message = rt_of(context), update.effective_user, update.effective_message
     assert user and message
-    if not await rt.tables.resend_hand(user.id):
-        reply(context, message, tr(await rt.user_language(user), "hand.none"))
+    lang = await rt.user_language(user)
+
+    def none() -> None:
+        reply(context, message, tr(lang, "hand.none"))
+
+    if not await rt.tables.resend_hand(user.id, ended=none):
+        none()
 
 
 async def cmd_table(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -475,23 +475,27 @@ class Tables:
                         game_id, ui_patch(drawn.changes)))
             await asyncio.sleep(delay)
 
-    async def resend_hand(self, user_id: int) -> bool:
+    async def resend_hand(self, user_id: int, ended: Callable[[], None] = lambda: None) -> bool:
         """/mano: send the player's hand message again, in the background (the old one is
         deleted, so the newest message of the chat is the live one); False if they play
-        no game."""
+        no game. ``ended``: called instead if the game ended before the hand was sent
+        (its last move came between the command and the background's turn), so that the
+        command still gets an answer."""
         for row in await repo.games_of_user(self.service.db, user_id):
             seat = row.seat_of(user_id)
             if row.status == "playing" and seat is not None:
-                self.background(self._resend_hand(row.game_id, seat.seat, user_id))
+                self.background(self._resend_hand(row.game_id, seat.seat, user_id, ended))
                 return True
         return False
 
-    async def _resend_hand(self, game_id: int, seat_no: int, chat_id: int) -> None:
+    async def _resend_hand(self, game_id: int, seat_no: int, chat_id: int,
+                           ended: Callable[[], None]) -> None:
         def hand(ui: UiState) -> tuple[int | None, dict[str, Any]]:
             return ui.hands.get(seat_no), {
                 "hands": {s: m for s, m in ui.hands.items() if s != seat_no}}
 
-        await self._repost(game_id, chat_id, hand)
+        if not await self._repost(game_id, chat_id, hand):
+            ended()
 
     async def resend_table(self, chat_id: int, thread_id: int) -> bool:
         """/tavolo: post the group's table again with its current keyboard (the old one is
@@ -515,15 +519,16 @@ class Tables:
         return True
 
     async def _repost(self, game_id: int, chat_id: int,
-                      pick: Callable[[UiState], tuple[int | None, dict[str, Any]]]) -> None:
+                      pick: Callable[[UiState], tuple[int | None, dict[str, Any]]]) -> bool:
         """Send one of the game's messages again (``pick``: its id in the UI state and the
         patch that forgets it), drawn with the latest content, then delete the old one,
-        so that the newest message of the chat is the live one."""
+        so that the newest message of the chat is the live one. False if the game is no
+        longer being played (nothing sent)."""
         pending: list[asyncio.Task[bool]] = []
         async with self._sync_locks[game_id]:  # no redraw of the old one meanwhile
             row = await self.service.latest(game_id)
             if row is None or row.status != "playing":
-                return
+                return False
             old, forget = pick(ui_of(row))
             if old is not None:  # edits queued for it are dropped, none is made from now
                 self.outbox.retire(chat_id, old)
@@ -536,6 +541,7 @@ class Tables:
                 await self.bot.delete_message(chat_id, old)
             except TelegramError as exc:  # already gone
                 log.info("could not delete the old message %s/%s: %s", chat_id, old, exc)
+        return True
 
     # ------------------------------------------------------------------ lifecycle
 

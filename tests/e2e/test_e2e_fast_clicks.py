@@ -13,6 +13,7 @@ state at the end. And ``/mano`` in a burst of moves: no "message to edit not fou
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from bot.i18n import tr
 from bot.prefs import with_value
 from bot.render import texts
 from bot.service import Applied, names_of
@@ -185,6 +187,19 @@ async def test_fast_clicks_auction_and_smazzata(
         await bot.stop()
 
 
+async def _alone_with_computers(tg: Any, bot: Any, name: str,
+                                group_name: str) -> tuple[Any, Table]:
+    """A human (Italian) and four computers at a one-smazzata match, its first smazzata
+    dealt: (the human, the table)."""
+    human = tg.add_user(name, language_code="it")
+    await human.start_bot()
+    group = tg.add_group(group_name, [human])
+    table = await small_table(tg, bot, group, [human], match_end="hands:1")
+    await human.send(group, "/inizia")
+    await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+    return human, table
+
+
 async def test_mano_during_a_burst_of_moves(
     tg: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -193,12 +208,7 @@ async def test_mano_during_a_burst_of_moves(
     caplog.set_level(logging.WARNING)
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     try:
-        human = tg.add_user("Mano lesta", language_code="it")
-        await human.start_bot()
-        group = tg.add_group("Raffica", [human])
-        table = await small_table(tg, bot, group, [human], match_end="hands:1")
-        await human.send(group, "/inizia")
-        await tg.wait_for_message(group, "Smazzata 1", timeout=10)
+        human, table = await _alone_with_computers(tg, bot, "Mano lesta", "Raffica")
         rng = random.Random(3)
         resent = 0
         for _ in range(400):
@@ -227,5 +237,35 @@ async def test_mano_during_a_burst_of_moves(
         hands = [m for m in tg.chat_messages(human, from_bot=True) if "Smazzata" in m.content
                  or m.buttons]
         assert len([m for m in hands if m.buttons]) <= 1  # only the live hand has buttons
+    finally:
+        await bot.stop()
+
+
+async def test_mano_as_the_match_ends_gets_an_answer(
+    tg: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/mano typed as the match's last move is stored: the command is taken while the game
+    is being played, and the hand's repost, in the background, finds it over. The player
+    is told they play no match, not left without an answer (a CI run of
+    test_mano_during_a_burst_of_moves waited 10 s for a reply that never came)."""
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    try:
+        human, table = await _alone_with_computers(tg, bot, "Mano tarda", "Ultima mano")
+        service = bot.rt.tables.service
+        stored = service.latest
+
+        async def over_by_the_repost(game_id: int) -> Any:
+            # the last move lands between the command's check and the repost's
+            row = await stored(game_id)
+            return None if row is None else dataclasses.replace(row, status="finished")
+
+        monkeypatch.setattr(service, "latest", over_by_the_repost)
+        sent = await human.dm("/mano")
+        answer = await tg.wait_until(lambda: next((
+            m for m in tg.chat_messages(human, from_bot=True)
+            if m.message_id > sent.message_id), None), timeout=10, what="an answer to /mano")
+        assert answer.text == tr("it", "hand.none")
+        row, _ = await table.state()
+        assert row.status == "playing"  # the game itself was not touched
     finally:
         await bot.stop()
