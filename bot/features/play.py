@@ -4,6 +4,7 @@ its current keyboard)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from telegram import Update
@@ -97,11 +98,8 @@ async def cmd_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     rt, user, message = rt_of(context), update.effective_user, update.effective_message
     assert user and message
-    lang = await rt.user_language(user)
-
-    def none() -> None:
-        reply(context, message, tr(lang, "hand.none"))
-
+    none = functools.partial(reply, context, message,
+                             tr(await rt.user_language(user), "hand.none"))
     if not await rt.tables.resend_hand(user.id, ended=none):
         none()
 
@@ -114,8 +112,10 @@ async def cmd_table(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     rt, chat, message = rt_of(context), update.effective_chat, update.effective_message
     assert chat and message
-    if not await rt.tables.resend_table(chat.id, thread_of(message)):
-        reply(context, message, tr(await rt.chat_language(chat.id), "table.none"))
+    none = functools.partial(reply, context, message,
+                             tr(await rt.chat_language(chat.id), "table.none"))
+    if not await rt.tables.resend_table(chat.id, thread_of(message), ended=none):
+        none()
 
 
 async def on_unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -475,12 +475,10 @@ class Tables:
                         game_id, ui_patch(drawn.changes)))
             await asyncio.sleep(delay)
 
-    async def resend_hand(self, user_id: int, ended: Callable[[], None] = lambda: None) -> bool:
+    async def resend_hand(self, user_id: int, ended: Callable[[], None]) -> bool:
         """/mano: send the player's hand message again, in the background (the old one is
         deleted, so the newest message of the chat is the live one); False if they play
-        no game. ``ended``: called instead if the game ended before the hand was sent
-        (its last move came between the command and the background's turn), so that the
-        command still gets an answer."""
+        no game. ``ended``: see :meth:`_repost`."""
         for row in await repo.games_of_user(self.service.db, user_id):
             seat = row.seat_of(user_id)
             if row.status == "playing" and seat is not None:
@@ -494,13 +492,14 @@ class Tables:
             return ui.hands.get(seat_no), {
                 "hands": {s: m for s, m in ui.hands.items() if s != seat_no}}
 
-        if not await self._repost(game_id, chat_id, hand):
-            ended()
+        await self._repost(game_id, chat_id, hand, ended)
 
-    async def resend_table(self, chat_id: int, thread_id: int) -> bool:
+    async def resend_table(self, chat_id: int, thread_id: int,
+                           ended: Callable[[], None]) -> bool:
         """/tavolo: post the group's table again with its current keyboard (the old one is
         deleted), in the background; False if the chat plays no match. At most once per
-        :data:`TABLE_RESEND_SECONDS` per game (each costs a group call)."""
+        :data:`TABLE_RESEND_SECONDS` per game (each costs a group call). ``ended``: see
+        :meth:`_repost`."""
         row = await repo.get_active_game(self.service.db, chat_id, thread_id)
         if row is None or row.status != "playing":
             return False
@@ -515,20 +514,23 @@ class Tables:
             self.renderer.table_asked(row.game_id)
 
             self.background(self._repost(row.game_id, self.outbox.resolve(
-                ui_of(row).table_chat or row.chat_id), table))
+                ui_of(row).table_chat or row.chat_id), table, ended))
         return True
 
     async def _repost(self, game_id: int, chat_id: int,
-                      pick: Callable[[UiState], tuple[int | None, dict[str, Any]]]) -> bool:
+                      pick: Callable[[UiState], tuple[int | None, dict[str, Any]]],
+                      ended: Callable[[], None]) -> None:
         """Send one of the game's messages again (``pick``: its id in the UI state and the
         patch that forgets it), drawn with the latest content, then delete the old one,
-        so that the newest message of the chat is the live one. False if the game is no
-        longer being played (nothing sent)."""
+        so that the newest message of the chat is the live one. ``ended``: called instead
+        if the game is no longer being played (its last move came between the command's
+        check and this, in the background), so that the command still gets an answer."""
         pending: list[asyncio.Task[bool]] = []
         async with self._sync_locks[game_id]:  # no redraw of the old one meanwhile
             row = await self.service.latest(game_id)
             if row is None or row.status != "playing":
-                return False
+                ended()
+                return
             old, forget = pick(ui_of(row))
             if old is not None:  # edits queued for it are dropped, none is made from now
                 self.outbox.retire(chat_id, old)
@@ -541,7 +543,6 @@ class Tables:
                 await self.bot.delete_message(chat_id, old)
             except TelegramError as exc:  # already gone
                 log.info("could not delete the old message %s/%s: %s", chat_id, old, exc)
-        return True
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -188,16 +188,16 @@ async def test_fast_clicks_auction_and_smazzata(
 
 
 async def _alone_with_computers(tg: Any, bot: Any, name: str,
-                                group_name: str) -> tuple[Any, Table]:
+                                group_name: str) -> tuple[Any, Any, Table]:
     """A human (Italian) and four computers at a one-smazzata match, its first smazzata
-    dealt: (the human, the table)."""
+    dealt: (the human, the group, the table)."""
     human = tg.add_user(name, language_code="it")
     await human.start_bot()
     group = tg.add_group(group_name, [human])
     table = await small_table(tg, bot, group, [human], match_end="hands:1")
     await human.send(group, "/inizia")
     await tg.wait_for_message(group, "Smazzata 1", timeout=10)
-    return human, table
+    return human, group, table
 
 
 async def test_mano_during_a_burst_of_moves(
@@ -208,7 +208,7 @@ async def test_mano_during_a_burst_of_moves(
     caplog.set_level(logging.WARNING)
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     try:
-        human, table = await _alone_with_computers(tg, bot, "Mano lesta", "Raffica")
+        human, _, table = await _alone_with_computers(tg, bot, "Mano lesta", "Raffica")
         rng = random.Random(3)
         resent = 0
         for _ in range(400):
@@ -241,16 +241,21 @@ async def test_mano_during_a_burst_of_moves(
         await bot.stop()
 
 
-async def test_mano_as_the_match_ends_gets_an_answer(
-    tg: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("command", "in_group", "none"), [
+    ("/mano", False, "hand.none"),
+    ("/tavolo", True, "table.none"),
+])
+async def test_a_redraw_command_as_the_match_ends_gets_an_answer(
+    tg: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, in_group: bool,
+    none: str,
 ) -> None:
-    """/mano typed as the match's last move is stored: the command is taken while the game
-    is being played, and the hand's repost, in the background, finds it over. The player
-    is told they play no match, not left without an answer (a CI run of
-    test_mano_during_a_burst_of_moves waited 10 s for a reply that never came)."""
+    """/mano (or /tavolo in the group) typed as the match's last move is stored: the
+    command is taken while the game is being played, and the repost, in the background,
+    finds it over. The chat is told there is no match, not left without an answer (a CI
+    run of test_mano_during_a_burst_of_moves waited 10 s for a reply that never came)."""
     bot = await make_bot(tg, tmp_path / "bot.db").start()
     try:
-        human, table = await _alone_with_computers(tg, bot, "Mano tarda", "Ultima mano")
+        human, group, table = await _alone_with_computers(tg, bot, "Mano tarda", "Ultima mano")
         service = bot.rt.tables.service
         stored = service.latest
 
@@ -260,11 +265,13 @@ async def test_mano_as_the_match_ends_gets_an_answer(
             return None if row is None else dataclasses.replace(row, status="finished")
 
         monkeypatch.setattr(service, "latest", over_by_the_repost)
-        sent = await human.dm("/mano")
+        chat = group if in_group else human
+        sent = await human.send(group if in_group else human.private_chat, command)
         answer = await tg.wait_until(lambda: next((
-            m for m in tg.chat_messages(human, from_bot=True)
-            if m.message_id > sent.message_id), None), timeout=10, what="an answer to /mano")
-        assert answer.text == tr("it", "hand.none")
+            m for m in tg.chat_messages(chat, from_bot=True)
+            if m.message_id > sent.message_id), None), timeout=10,
+            what=f"an answer to {command}")
+        assert answer.text == tr("it", none)
         row, _ = await table.state()
         assert row.status == "playing"  # the game itself was not touched
     finally:
