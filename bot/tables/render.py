@@ -397,7 +397,7 @@ class Renderer:
         solo = is_private_chat(row.chat_id)
         self._table_shown.pop(row.game_id, None)
         if not solo or over or not self.presence.live(row.game_id, row.chat_id):
-            table = _closing_text(events, smz, names, lang, style, unshown)
+            table = _closing_text(events, smz, names, lang, style, unshown) if unshown else text
             self.outbox.edit(self.layout.table_chat(row), ui.table,
                              table if result is None else f"{table}\n\n{result}", None)
         for seat_no, mid in ui.hands.items():
