@@ -18,6 +18,13 @@ installable from git, not from PyPI; this one maps PTB's four timeouts the same 
 * ``write_timeout``: aiohttp has none (the request is written to the socket buffer); an
   upload is bounded by a total of the media write timeout plus the read timeout.
 
+A press's answer (``answerCallbackQuery``) and the long poll (``getUpdates``) carry their
+parameters in the URL's query string, with no body (:data:`IN_THE_URL`): on Python < 3.12
+aiohttp writes a request's body from a task of its own, one more turn of the event loop
+before the request leaves, and on a loop busy with the Mini App's pushes a turn is
+milliseconds of the press's answer (issue 32). The Bot API takes parameters in the query
+string as in the body; every other call is sent url-encoded, as ``HTTPXRequest`` does.
+
 Errors map as in ``HTTPXRequest``: a timeout raises :class:`telegram.error.TimedOut`, any
 other transport failure :class:`telegram.error.NetworkError`; answers of any status are
 returned for PTB to turn into its errors.
@@ -26,6 +33,7 @@ returned for PTB to turn into its errors.
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import quote, urlencode
 
 import aiohttp
 from telegram._utils.defaultvalue import DefaultValue
@@ -50,6 +58,24 @@ def own_parameters(url: str, params: dict[str, str]) -> dict[str, str]:
     if allowed is None:
         return params
     return {key: value for key, value in params.items() if key in allowed}
+
+#: Methods whose parameters go in the URL's query string, with no body (see the module
+#: docstring), while they are short: a press's answer and the long poll.
+IN_THE_URL = frozenset({"answerCallbackQuery", "getUpdates"})
+#: Longest query string sent so (an answer's text is at most 200 characters, 9 bytes
+#: each once %-encoded); a longer one goes in the body.
+MAX_QUERY_STRING = 2048
+
+
+def in_the_url(url: str, params: dict[str, str]) -> str | None:
+    """``url`` with ``params`` as its query string, if its method is one of
+    :data:`IN_THE_URL` and they fit :data:`MAX_QUERY_STRING`; None otherwise."""
+    if url.rsplit("/", 1)[-1] not in IN_THE_URL:
+        return None
+    query = urlencode(params, quote_via=quote)  # (%20, %2B: the same read as form or URL)
+    if len(query) > MAX_QUERY_STRING:
+        return None
+    return f"{url}?{query}" if query else url
 
 
 class Fenced(NetworkError):
@@ -136,6 +162,7 @@ class AiohttpRequest(BaseRequest):
         connect = _resolve(connect_timeout, self._connect_timeout)
         pool = _resolve(pool_timeout, self._pool_timeout)
         data: aiohttp.FormData | dict[str, str] | None = None
+        target = url
         total = None
         if request_data is not None:
             if request_data.contains_files:
@@ -143,13 +170,18 @@ class AiohttpRequest(BaseRequest):
                 write = _resolve(write_timeout, self._media_write_timeout)
                 total = _plus(write, read)
             else:
-                # sent url-encoded, as HTTPXRequest does
-                data = own_parameters(url, request_data.json_parameters)
+                params = own_parameters(url, request_data.json_parameters)
+                short = in_the_url(url, params)
+                if short is not None:
+                    target = short  # no body: sent at once (module docstring)
+                else:
+                    data = params  # sent url-encoded, as HTTPXRequest does
         timeout = aiohttp.ClientTimeout(
             total=total, connect=_plus(pool, connect), sock_connect=connect, sock_read=read
         )
         try:
-            async with self._session.request(method, url, data=data, timeout=timeout) as res:
+            async with self._session.request(method, target, data=data,
+                                             timeout=timeout) as res:
                 return res.status, await res.read()
         except TimeoutError as err:
             if isinstance(err, aiohttp.ConnectionTimeoutError):

@@ -183,6 +183,9 @@ class SQLiteDatabase(Database):
         self._flush_queued = [False, False]
         self._inline_commits = 0
         self._checkpointing: asyncio.Task[None] | None = None
+        #: The connection that checkpoints the WAL (:meth:`_checkpoint`), opened with the
+        #: first checkpoint; only ever used by one worker thread at a time.
+        self._checkpointer: sqlite3.Connection | None = None
 
     @classmethod
     async def connect(cls, target: DatabaseTarget, **options: Any) -> SQLiteDatabase:
@@ -254,7 +257,12 @@ class SQLiteDatabase(Database):
 
     async def _close_connection(self) -> None:
         if self._checkpointing is not None and self._checkpointing is not asyncio.current_task():
-            self._checkpointing.cancel()
+            # (its thread cannot be interrupted: the connection is closed once it is done)
+            await asyncio.gather(asyncio.shield(self._checkpointing), return_exceptions=True)
+        if self._checkpointer is not None:
+            with suppress(sqlite3.Error):
+                self._checkpointer.close()
+            self._checkpointer = None
         try:
             with suppress(sqlite3.Error, ValueError):
                 await self._conn.execute("PRAGMA optimize")
@@ -440,8 +448,8 @@ class SQLiteDatabase(Database):
     def _checkpoint_now_and_then(self) -> None:
         """The commits run on the event loop's thread do not checkpoint the WAL (see
         :meth:`_run_inline`): every :data:`CHECKPOINT_EVERY` of them, a passive
-        checkpoint on aiosqlite's thread, so that the WAL stays small although nearly
-        every write is run here."""
+        checkpoint on a worker thread (:meth:`_checkpoint`), so that the WAL stays small
+        although nearly every write is run here."""
         if self.target.is_memory:
             return
         self._inline_commits += 1
@@ -453,12 +461,26 @@ class SQLiteDatabase(Database):
         )
 
     async def _checkpoint(self) -> None:
+        """A passive checkpoint on a connection of its own, without the lock: it writes
+        the WAL's pages into the database file and syncs it (tens of milliseconds),
+        and in WAL mode writers go on meanwhile; on the connection of the moves it held
+        the lock, so every move and every update stored waited for it (issue 32: the
+        slowest presses' answers)."""
         try:
-            await self.fetch("PRAGMA wal_checkpoint(PASSIVE)")
-        except StorageError as e:
+            self._check_open()
+            await asyncio.to_thread(self._checkpoint_in_thread)
+        except (StorageError, sqlite3.Error) as e:
             log.info("WAL not checkpointed: %s", e)
         finally:
             self._checkpointing = None
+
+    def _checkpoint_in_thread(self) -> None:
+        if self._checkpointer is None:
+            self._checkpointer = sqlite3.connect(
+                self.target.database, uri=True, isolation_level=None,
+                timeout=self.busy_timeout_ms / 1000, check_same_thread=False,
+            )
+        self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     # ---------------------------------------------------------------- statements
 

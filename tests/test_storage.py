@@ -14,6 +14,7 @@ import threading
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -650,19 +651,68 @@ async def test_the_wal_is_checkpointed_although_the_writes_run_on_the_loop(
     db = await open_database(tmp_path / "wal.db")
     statements: list[str] = []
     db._raw.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    connect = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:  # (the checkpointer's)
+        connection = connect(*args, **kwargs)
+        connection.set_trace_callback(checkpointer.append)
+        return connection
+
+    checkpointer: list[str] = []
+    monkeypatch.setattr(storage.sqlite.sqlite3, "connect", traced)
     try:
         for i in range(2):
             await db.run_transaction(lambda tx, i=i: repo.upsert_user(tx, i, "u"))
         await asyncio.sleep(0.05)
-        assert not [s for s in statements if "wal_checkpoint" in s]
+        assert not [s for s in statements + checkpointer if "wal_checkpoint" in s]
         await db.batched(lambda tx: repo.upsert_user(tx, 9, "u"))
         for _ in range(100):
-            if any("wal_checkpoint" in s for s in statements):
+            if any("wal_checkpoint" in s for s in statements + checkpointer):
                 break
             await asyncio.sleep(0.01)
-        assert [s for s in statements if "wal_checkpoint" in s] == [
+        # on a connection of its own (the moves' connection, and its lock, stay free)
+        assert [s for s in statements + checkpointer if "wal_checkpoint" in s] == [
             "PRAGMA wal_checkpoint(PASSIVE)"]
+        assert not [s for s in statements if "wal_checkpoint" in s]
     finally:
+        await db.close()
+
+
+async def test_moves_commit_while_the_wal_is_checkpointed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkpoint writes and syncs the database file (tens of milliseconds): the moves
+    and the updates stored meanwhile do not wait for it (issue 32)."""
+    import storage.sqlite
+
+    monkeypatch.setattr(storage.sqlite, "CHECKPOINT_EVERY", 2)
+    db = await open_database(tmp_path / "wal.db")
+    assert isinstance(db, storage.sqlite.SQLiteDatabase)
+    running, go_on = threading.Event(), threading.Event()
+    real = db._checkpoint_in_thread
+
+    def slow() -> None:
+        running.set()
+        go_on.wait(5)
+        real()
+
+    monkeypatch.setattr(db, "_checkpoint_in_thread", slow)
+    try:
+        for i in range(2):
+            await db.run_transaction(lambda tx, i=i: repo.upsert_user(tx, i, "u"))
+        assert await asyncio.to_thread(running.wait, 5)  # the checkpoint is running
+        await asyncio.wait_for(db.run_transaction(lambda tx: repo.upsert_user(tx, 7, "u")), 1)
+        await asyncio.wait_for(db.batched(lambda tx: repo.upsert_user(tx, 8, "u")), 1)
+        assert await repo.get_user(db, 8) is not None
+        assert db._checkpointing is not None  # (still checkpointing)
+        go_on.set()
+        for _ in range(200):
+            if db._checkpointing is None:
+                break
+            await asyncio.sleep(0.01)
+        assert db._checkpointing is None
+    finally:
+        go_on.set()
         await db.close()
 
 
