@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import random
 import re
@@ -35,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,32 @@ from storage import Database, is_postgres_url, repo
 from storage.postgres import create_database, drop_database
 
 KINDS = ("message", "callback_query")
+#: The harness's collector once the tables are set up (``--harness-gc tuned``): the same
+#: as the bot's (``bot.__main__.GC_THRESHOLDS``), after ``gc.freeze()``.
+HARNESS_GC_THRESHOLDS = (20_000, 20, 10)
+
+
+@contextlib.contextmanager
+def harness_collector(mode: str) -> Iterator[None]:
+    """``tuned``: what the set-up made (a thousand pages, the tables) is frozen out of
+    the collector's passes and the thresholds are :data:`HARNESS_GC_THRESHOLDS`, until
+    the block ends. Every timestamp of the figures is taken on this process's event
+    loop (an update offered, a press answered, for the bot and the echo alike), so its
+    collections land on both: with CPython's defaults, passes of 5-180 ms (a full one
+    every ~20 s at 200 tables) were the largest part of the slowest clicks' latency, for
+    the bot and the echo alongside (issue 32). ``default``: CPython's collector as is."""
+    if mode != "tuned":
+        yield
+        return
+    before = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*HARNESS_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 @dataclass
@@ -213,6 +240,7 @@ async def run_bot(
         http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         pages: dict[int, list[MiniAppSeat]] = {}
         closing: list[asyncio.Task[None]] = []
+        collector = contextlib.ExitStack()
         try:
             rss_idle, _ = bot.memory_kib()
             world = World(tg, reader)
@@ -237,6 +265,7 @@ async def run_bot(
             await asyncio.gather(*(page.open(sims[i].game_id or 0) for i in pages
                                    for page in pages[i]))
             figures.setup_seconds = loop.time() - t_setup
+            collector.enter_context(harness_collector(args.harness_gc))
             stop = asyncio.Event()
 
             async def keep_playing(i: int, table: SimTable) -> None:
@@ -372,6 +401,7 @@ async def run_bot(
                 print(f"  [bot log: {len(problems)} error lines, e.g. {problems[0][:160]}]",
                       file=sys.stderr)
         finally:
+            collector.close()
             for task in closing:
                 task.cancel()
             for page in (p for i in pages for p in pages[i]):
@@ -886,6 +916,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         default=True,
                         help="also measure an echo bot during the bot's window, on a second "
                              "fake server in the same process (same machine and harness load)")
+    parser.add_argument("--harness-gc", choices=("tuned", "default"), default="tuned",
+                        help="this process's garbage collector once the tables are set up: "
+                             "tuned (gc.freeze, thresholds 20000/20/10, as the bot's) or "
+                             "CPython's default; its pauses delay the timestamps of the bot "
+                             "and of the echo alike")
     parser.add_argument("--grace", type=float, default=30,
                         help="seconds after the window for late updates to be handled")
     parser.add_argument("--seed", type=int, default=1)
@@ -912,6 +947,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 async def main_async(args: argparse.Namespace) -> None:
     print(Think.parse(args.think).describe(args.seed))
+    print(f"harness collector: {args.harness_gc}" + (
+        f" (after the set-up: gc.freeze(), thresholds {HARNESS_GC_THRESHOLDS})"
+        if args.harness_gc == "tuned" else " (CPython's)"))
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         workdir = args.workdir or Path(tmp)

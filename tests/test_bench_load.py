@@ -127,3 +127,20 @@ def test_the_bots_side_of_the_next_button_is_the_first_later_keyboard() -> None:
     ]
     # game 3 never got a later keyboard: it counts until the last call
     assert bot_turn_waits(calls, sims, 0.0, 30.0) == [1.5, 0.25, 10.0]
+
+
+def test_the_harness_collector_is_tuned_for_the_window_and_restored() -> None:
+    """``--harness-gc tuned``: the set-up's objects out of the passes, the bot's
+    thresholds, CPython's again afterwards; ``default`` changes nothing."""
+    import gc
+
+    from bench.load import HARNESS_GC_THRESHOLDS, harness_collector
+
+    before = gc.get_threshold()
+    with harness_collector("default"):
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    kept = [object() for _ in range(10)]  # (made by the set-up)
+    with harness_collector("tuned"):
+        assert gc.get_threshold() == HARNESS_GC_THRESHOLDS
+        assert gc.get_freeze_count() >= len(kept)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
