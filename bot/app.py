@@ -174,7 +174,11 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
 
 async def _after_start(app: Application, rt: Runtime) -> None:  # type: ignore[type-arg]
     """Once polling: resume every table (redraws of what was not shown, timers,
-    computers), then set the command menus."""
+    computers), then set the command menus. Not before the application runs: a stop
+    signalled before (during the start-up) gets no ``post_stop`` to cancel this task,
+    and PTB closes the HTTP client before ``post_shutdown`` does."""
+    while not app.running:
+        await asyncio.sleep(0.005)
     try:
         await rt.tables.resume_all()
         await _set_commands(app)
