@@ -1,9 +1,8 @@
 """The SQLite backend of :class:`storage.db.Database`: one aiosqlite connection.
 
-Statements normally run on aiosqlite's thread.  A move (:meth:`run_transaction`), the
+Statements normally run on aiosqlite's thread.  A move (:meth:`run_transaction`) and the
 small frequent writes (:meth:`SQLiteDatabase.batched`: updates stored, digests, UI
-patches, together in one transaction) and the queries outside a transaction
-(:meth:`SQLiteDatabase.fetch`) run at once on the event loop's thread instead, on
+patches, together in one transaction) run at once on the event loop's thread instead, on
 the same sqlite3 connection, while the lock keeps aiosqlite's thread idle (see
 :meth:`SQLiteDatabase._run_inline`); when they wait for the lock, the task that releases
 it runs them, with no turn of the event loop in between (issue 32: handed over one a
@@ -19,7 +18,6 @@ import asyncio
 import contextvars
 import functools
 import logging
-import re
 import sqlite3
 from collections.abc import Callable, Coroutine, Iterable
 from contextlib import suppress
@@ -52,8 +50,6 @@ T = TypeVar("T")
 _BUSY = object()
 #: Commits run on the event loop's thread between two checkpoints of the WAL.
 CHECKPOINT_EVERY = 300
-#: A query that :meth:`SQLiteDatabase.fetch` runs on the event loop's thread.
-_SELECT = re.compile(r"\s*SELECT\b", re.IGNORECASE)
 
 
 async def _outcome(done: asyncio.Future[Any]) -> Any:
@@ -132,16 +128,14 @@ class _DirectTransaction(_Statements):
 
 
 def _run_body(
-    db: SQLiteDatabase, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]],
-    begin: str | None = "BEGIN IMMEDIATE",
+    db: SQLiteDatabase, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]]
 ) -> T:
     """On the calling thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
-    ROLLBACK and re-raise). ``begin=None``: one query, autocommit (its own read)."""
+    ROLLBACK and re-raise)."""
     if raw.in_transaction:  # leftover of a failed rollback; never keep it
         raw.rollback()
     tx = _DirectTransaction(db, raw)
-    if begin is not None:
-        tx._run(begin)
+    tx._run("BEGIN IMMEDIATE")
     try:
         coro = body(tx)
         try:
@@ -151,8 +145,7 @@ def _run_body(
         else:
             coro.close()
             raise RuntimeError("run_transaction: the body awaited something other than tx")
-        if begin is not None:
-            tx._run("COMMIT")
+        tx._run("COMMIT")
     except BaseException:
         try:
             if raw.in_transaction:
@@ -303,44 +296,19 @@ class SQLiteDatabase(Database):
         retried like BEGIN (nothing of a failed attempt is kept)."""
         if self._joinable() is not None:
             raise StorageError("run_transaction inside a transaction", code="misuse")
-        outcome = await self._when_free(functools.partial(self._attempt, body))
-        return await self._in_thread_if_busy(outcome, body)
-
-    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
-        """A query outside any transaction (``SELECT``) runs at once on the event loop's
-        thread, like a move (:meth:`_run_inline`: a read of a few rows, well under a
-        millisecond); on aiosqlite's thread it held the lock for two turns of the event
-        loop, and every move waited behind it (issue 32: the Mini App's reads, the
-        slowest presses' answers). While another process holds the database, and for
-        any other statement, as before (:meth:`Database.fetch`)."""
-        if self._joinable() is not None or not _SELECT.match(sql):
-            return await super().fetch(sql, params)
-        self._check_active()  # (fenced: as an autocommit statement)
-
-        async def read(tx: Executor) -> list[Row]:
-            return await tx.fetch(sql, params)
-
-        outcome = await self._when_free(functools.partial(self._attempt, read, None))
-        if outcome is _BUSY:
-            return await super().fetch(sql, params)
-        return cast(list[Row], outcome)
-
-    async def _when_free(self, work: Callable[[], Any]) -> Any:
-        """What ``work()`` gives, run with the lock held: at once if the lock is free,
-        otherwise queued as the lock's work (:meth:`PriorityLock.run_when_free`) at
-        this task's urgency, run by the task that releases the lock, with no turn of the
-        event loop in between."""
         if self._lock.try_acquire():
             try:
-                return work()
+                outcome = self._attempt(body)
             finally:
                 self._lock.release()
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        context = contextvars.copy_context()  # (the work runs in another task)
-        self._lock.run_when_free(
-            lambda: context.run(self._serve, work, done), urgent=is_urgent()
-        )
-        return await _outcome(done)
+        else:
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            context = contextvars.copy_context()  # (the body runs in another task)
+            self._lock.run_when_free(
+                lambda: context.run(self._serve, body, done), urgent=is_urgent()
+            )
+            outcome = await _outcome(done)
+        return await self._in_thread_if_busy(outcome, body)
 
     async def batched(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
         """:meth:`Database.batched`: the writes that wait for the lock together are run
@@ -403,25 +371,24 @@ class SQLiteDatabase(Database):
             else:
                 done.set_exception(value)
 
-    def _attempt(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
-                 begin: str | None = "BEGIN IMMEDIATE") -> T | object:
+    def _attempt(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T | object:
         """With the lock held: ``body`` as one transaction right here, or :data:`_BUSY`
         if another process holds the database."""
         self._check_open()
         try:
-            return self._run_inline(body, begin)
+            return self._run_inline(body)
         except StorageUnavailable as e:
             if e.code != "locked":
                 raise
             return _BUSY
 
-    @staticmethod
-    def _serve(work: Callable[[], Any], done: asyncio.Future[Any]) -> None:
-        """The lock's work for a task waiting in :meth:`_when_free`."""
+    def _serve(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
+               done: asyncio.Future[Any]) -> None:
+        """The lock's work for a waiting :meth:`run_transaction`."""
         if done.done():
             return  # its caller gave up waiting (cancelled): nothing is run
         try:
-            done.set_result(work())
+            done.set_result(self._attempt(body))
         except Exception as e:
             done.set_exception(e)
 
@@ -449,8 +416,7 @@ class SQLiteDatabase(Database):
                 await work
             raise
 
-    def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
-                    begin: str | None = "BEGIN IMMEDIATE") -> T:
+    def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
         """Run ``body`` as one transaction right here, on the event loop's thread.
 
         A move is a handful of statements (well under a millisecond): handing it to
@@ -469,9 +435,8 @@ class SQLiteDatabase(Database):
         except sqlite3.Error as e:
             raise translate_sqlite_error(e, "PRAGMA") from e
         try:
-            result = _run_body(self, raw, body, begin)
-            if begin is not None:  # (a read commits nothing)
-                self._checkpoint_now_and_then()
+            result = _run_body(self, raw, body)
+            self._checkpoint_now_and_then()
             return result
         finally:
             try:
