@@ -13,7 +13,6 @@ from game.events import BriscolaScored
 from game.players import Player, create_player
 from game.players.champion import ChampionPlayer, exact_worlds, outcome
 from game.players.endgame import DrawSolver, Endgame, brute_force, card_values, solve
-from game.view import View
 from tests.core.helpers import VARIANTS
 
 
@@ -211,37 +210,6 @@ def test_campione_plays_chiamata_and_three_player_briscola_as_esperto() -> None:
     for view in views:
         champion = ChampionPlayer(9, budget=2_000).choose(view)
         assert champion == ExpertPlayer(9, budget=2_000).choose(view)
-
-
-def test_campione_budget_is_per_variant(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two players: ``WORLDS_2P`` deals, drawn from ``CANDIDATES`` times as many; four
-    players: ``WORLDS``; chiamata keeps esperto's inference candidates."""
-    from game.players import champion
-    from game.players.expert import ExpertPlayer
-
-    real = champion.inferred_deals
-    seen: list[tuple[int, int]] = []
-
-    def spy(
-        view: View, rng: random.Random, worlds: int, candidates: int, model: object
-    ) -> object:
-        seen.append((worlds, candidates))
-        return real(view, rng, worlds, candidates, model)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(champion, "inferred_deals", spy)
-    for players, expected in ((2, champion.WORLDS_2P), (4, champion.WORLDS)):
-        game = Game.new(_options(players), random.Random(3))
-        seat = game.current_seat()
-        assert seat is not None
-        game.apply(seat, game.legal_actions(seat)[0])
-        seat = game.current_seat()
-        assert seat is not None
-        player = ChampionPlayer(5)
-        player.choose(game.view(seat))
-        assert player.last_worlds == expected
-    assert seen == [(champion.WORLDS_2P, champion.CANDIDATES)]
-    assert champion.WORLDS_2P != champion.WORLDS
-    assert ChampionPlayer(1).candidates == ExpertPlayer(1).candidates
 
 
 def test_the_opponent_model_places_the_hidden_cards_better_than_chance() -> None:

@@ -116,6 +116,28 @@ average, p95 169 ms (``esperto`` 20 ms, 42 ms). Before the inference (exact endg
 rollouts only), the first 50 of the 200 deals against ``esperto`` gave 0.545
 (0.451..0.639, +1.56 card points); with it, 0.660 (0.585..0.735, +7.58).
 
+*Tried and not kept* (branch i34e): spending the two-player decision-time headroom on
+300 sampled deals (not 200) drawn from 4 inference candidates each (not 3), the rest
+as above (commit 785b498, reverted). Decision p95 153 ms of CPU (mean 68 ms), 1.5 times
+today's, and no better: on 1,000 fresh duplicate deals (2,000 games, ``--seed 3541``,
+fixed before the run; 2 jobs at nice 19, 42 minutes, 16:50-17:32 UTC, load 3.3 at the
+start and 3.5 at the end, another developer's benchmark beside it)::
+
+    python -m game.arena --cpu-clock --deals 1000 --seed 3541 --a campione --b esperto \
+        --option game=briscola --option players=2 --jobs 2 --progress 100
+
+    wins-draws-losses 1214-52-734, score (draw 1/2) 0.620 (0.600..0.640),
+    card points a game +8.68 (+7.49..+9.88); decision mean 68 ms, p95 153 ms
+    (esperto 13 ms, 29 ms)
+
+against today's 0.637 (seed 3520) and 0.626 (seed 3462) on other deals. On the first
+200 deals of seed 3520 the same version scored 0.675 (today's 0.660), and 400 deals a
+decision with 3 candidates 0.655 (a tuning script outside the repository); paired deal
+by deal there, two versions' scores differ with a standard deviation of 0.42 a deal,
+more than one version's own spread (0.34): the games part after a few different cards,
+so pairing on the same deals does not narrow the comparison, and telling a +0.015
+change apart needs several thousand deals. More sampled deals did not measurably help.
+
 Every decision is a pure function of the seed and the view (the deals are drawn from
 :func:`game.players.common.decision_rng`, the enumeration is in a fixed order).
 """
@@ -143,14 +165,11 @@ EXACT_STOCK = 4
 #: Enumerate the worlds of an exact decision when there are at most this many, else
 #: sample this many.
 EXACT_WORLDS = 24
-#: Middle game: sampled deals played out a decision (``esperto``: 60), four players.
+#: Middle game: sampled deals played out by the rule-based policy (``esperto``: 60).
 WORLDS = 200
-#: The same, two players (half as many again: decision p95 about 150 ms of CPU; 200
-#: before, p95 about 100 ms).
-WORLDS_2P = 300
 #: Inference (two players): deals drawn uniformly for each one played out, weighted by
-#: the likelihood of the opponent's last plays (``INFERENCE_DEPTH`` of them); 3 before.
-CANDIDATES = 4
+#: the likelihood of the opponent's last plays (``INFERENCE_DEPTH`` of them).
+CANDIDATES = 3
 INFERENCE_DEPTH = 4
 #: The chance that the opponent plays the rule-based policy's card; every other card of
 #: its hand shares the rest. (``esperto`` plays that card about half the time, but on
@@ -363,19 +382,17 @@ class ChampionPlayer(ExpertPlayer):
         seed: int = 0,
         max_seconds: float | None = None,
         name: str = "campione",
-        worlds: int | None = None,
+        worlds: int = WORLDS,
         exact_stock: int = EXACT_STOCK,
         infer: bool = True,
         draws: bool = True,
         depth: int = INFERENCE_DEPTH,
         match: float = MATCH,
         rollout_weights: Weights | None = ROLLOUT_WEIGHTS,
-        two_candidates: int = CANDIDATES,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
-        #: plain Briscola's middle game: sampled deals a decision (None: ``WORLDS_2P``
-        #: with two players, ``WORLDS`` with four)
+        #: plain Briscola's middle game: sampled deals a decision
         self.worlds = worlds
         #: two players: cards left to draw from which the endgame is solved exactly
         self.exact_stock = exact_stock
@@ -390,9 +407,6 @@ class ChampionPlayer(ExpertPlayer):
         self.match = match
         #: two players: the rollout policy's weights (None: the rule-based policy)
         self.rollout_weights = rollout_weights
-        #: two players: uniform deals drawn for each one played out (``candidates`` is
-        #: esperto's, for chiamata)
-        self.two_candidates = two_candidates
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -402,16 +416,15 @@ class ChampionPlayer(ExpertPlayer):
             if view.players == 2 and self.draws:
                 return parse_action(self._exact_two(view))
             return parse_action(self._exact(view, rng))
-        worlds = self.worlds
-        if worlds is None:
-            worlds = WORLDS_2P if view.players == 2 else WORLDS
-        self.last_worlds = worlds
+        self.last_worlds = self.worlds
         deals = None
         if view.players == 2 and self.infer:
-            deals = inferred_deals(view, rng, worlds, self.two_candidates, self._model(view))
+            deals = inferred_deals(view, rng, self.worlds, self.candidates, self._model(view))
         weights = self.rollout_weights if view.players == 2 else None
         return parse_action(
-            briscola.search_code(view, rng, worlds, exact_end=True, deals=deals, weights=weights)
+            briscola.search_code(
+                view, rng, self.worlds, exact_end=True, deals=deals, weights=weights
+            )
         )
 
     def _model(self, view: View) -> OpponentModel:
