@@ -116,6 +116,16 @@ average, p95 169 ms (``esperto`` 20 ms, 42 ms). Before the inference (exact endg
 rollouts only), the first 50 of the 200 deals against ``esperto`` gave 0.545
 (0.451..0.639, +1.56 card points); with it, 0.660 (0.585..0.735, +7.58).
 
+Against the lower levels, this version and ``esperto`` on the same 100 duplicate deals
+(200 games each; ``--deals 100 --seed 3542 --b forte``, ``--seed 3543 --b normale``, the
+rest as above, 17:32-17:37 UTC, load 2.1-3.2)::
+
+    against   player    wins-draws-losses  score (draw 1/2)     card points a game
+    forte     campione  126-5-69           0.642 (0.573..0.712)  +10.14 (+6.08..+14.20)
+    forte     esperto   93-2-105           0.470 (0.402..0.538)  -0.75 (-4.10..+2.60)
+    normale   campione  132-7-61           0.677 (0.617..0.738)  +11.66 (+7.67..+15.65)
+    normale   esperto   123-11-66          0.642 (0.575..0.710)  +6.78 (+2.16..+11.40)
+
 *Tried and not kept* (branch i34e): spending the two-player decision-time headroom on
 300 sampled deals (not 200) drawn from 4 inference candidates each (not 3), the rest
 as above (commit 785b498, reverted). Decision p95 153 ms of CPU (mean 68 ms), 1.5 times
