@@ -116,6 +116,38 @@ average, p95 169 ms (``esperto`` 20 ms, 42 ms). Before the inference (exact endg
 rollouts only), the first 50 of the 200 deals against ``esperto`` gave 0.545
 (0.451..0.639, +1.56 card points); with it, 0.660 (0.585..0.735, +7.58).
 
+Against the lower levels, this version and ``esperto`` on the same 100 duplicate deals
+(200 games each; ``--deals 100 --seed 3542 --b forte``, ``--seed 3543 --b normale``, the
+rest as above, 17:32-17:37 UTC, load 2.1-3.2)::
+
+    against   player    wins-draws-losses  score (draw 1/2)     card points a game
+    forte     campione  126-5-69           0.642 (0.573..0.712)  +10.14 (+6.08..+14.20)
+    forte     esperto   93-2-105           0.470 (0.402..0.538)  -0.75 (-4.10..+2.60)
+    normale   campione  132-7-61           0.677 (0.617..0.738)  +11.66 (+7.67..+15.65)
+    normale   esperto   123-11-66          0.642 (0.575..0.710)  +6.78 (+2.16..+11.40)
+
+*Tried and not kept* (branch i34e): spending the two-player decision-time headroom on
+300 sampled deals (not 200) drawn from 4 inference candidates each (not 3), the rest
+as above (commit 785b498, reverted). Decision p95 153 ms of CPU (mean 68 ms), 1.5 times
+today's, and no better: on 1,000 fresh duplicate deals (2,000 games, ``--seed 3541``,
+fixed before the run; 2 jobs at nice 19, 42 minutes, 16:50-17:32 UTC, load 3.3 at the
+start and 3.5 at the end, another developer's benchmark beside it)::
+
+    python -m game.arena --cpu-clock --deals 1000 --seed 3541 --a campione --b esperto \
+        --option game=briscola --option players=2 --jobs 2 --progress 100
+
+    wins-draws-losses 1214-52-734, score (draw 1/2) 0.620 (0.600..0.640),
+    card points a game +8.68 (+7.49..+9.88); decision mean 68 ms, p95 153 ms
+    (esperto 13 ms, 29 ms)
+
+against today's 0.637 (seed 3520) and 0.626 (seed 3462) on other deals. On the first
+200 deals of seed 3520 the same version scored 0.675 (today's 0.660), and 400 deals a
+decision with 3 candidates 0.655 (a tuning script outside the repository); paired deal
+by deal there, two versions' scores differ with a standard deviation of 0.42 a deal,
+more than one version's own spread (0.34): the games part after a few different cards,
+so pairing on the same deals does not narrow the comparison, and telling a +0.015
+change apart needs several thousand deals. More sampled deals did not measurably help.
+
 Every decision is a pure function of the seed and the view (the deals are drawn from
 :func:`game.players.common.decision_rng`, the enumeration is in a fixed order).
 """
