@@ -70,10 +70,9 @@ async def test_tavolo_reposts_the_table_with_its_current_keyboard(
         answer = await (await ada.press(hand, f"a:{row.game_id}:{row.version}:P")).wait(10)
         assert not answer.show_alert, answer.text
         await table._wait_version(row.version, 10)
-        # (the handler queues the redraw once its answer is sent; the answer and the
-        # stored version may be seen first: wait for the screen, as a person does)
-        await tg.wait_until(lambda: tg.message(group, old.message_id).content != shown,
-                            timeout=10, what="the table redrawn with the bid")
+        await bot.handled()  # (its redraw starts once the answer is sent)
+        await bot.rt.outbox.drain()
+        assert tg.message(group, old.message_id).content != shown
 
         # in private: the hand again, as /mano
         hand = max((m for m in tg.chat_messages(ada, from_bot=True) if "Le tue carte" in
