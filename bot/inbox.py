@@ -43,6 +43,7 @@ from telegram.ext import Application
 
 from storage import Database, StorageUnavailable, inbox, urgent
 
+from .eager import start_now
 from .updates import is_game_press
 
 log = logging.getLogger(__name__)
@@ -156,11 +157,13 @@ class Inbox:
     # ------------------------------------------------------------------ handling
 
     def _dispatch(self, update: Update) -> None:
+        """Handle ``update`` in a task of its own, started at once (:func:`start_now`): a
+        press's move is applied and its answer sent before the poller goes on, with no
+        turn of the event loop in between (issue 32: behind everything ready, that turn
+        was 2-7 ms of the slowest answers at 200 tables)."""
         if self._closed:
             return  # stored, not handled: the next active instance handles it
-        task = asyncio.get_running_loop().create_task(
-            self._handle(update), name=f"update-{update.update_id}"
-        )
+        task = start_now(self._handle(update), name=f"update-{update.update_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

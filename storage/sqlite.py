@@ -1,8 +1,9 @@
 """The SQLite backend of :class:`storage.db.Database`: one aiosqlite connection.
 
-Statements normally run on aiosqlite's thread.  A move (:meth:`run_transaction`) and the
+Statements normally run on aiosqlite's thread.  A move (:meth:`run_transaction`), the
 small frequent writes (:meth:`SQLiteDatabase.batched`: updates stored, digests, UI
-patches, together in one transaction) run at once on the event loop's thread instead, on
+patches, together in one transaction) and the queries outside a transaction
+(:meth:`SQLiteDatabase.fetch`) run at once on the event loop's thread instead, on
 the same sqlite3 connection, while the lock keeps aiosqlite's thread idle (see
 :meth:`SQLiteDatabase._run_inline`); when they wait for the lock, the task that releases
 it runs them, with no turn of the event loop in between (issue 32: handed over one a
@@ -18,6 +19,7 @@ import asyncio
 import contextvars
 import functools
 import logging
+import re
 import sqlite3
 from collections.abc import Callable, Coroutine, Iterable
 from contextlib import suppress
@@ -50,6 +52,8 @@ T = TypeVar("T")
 _BUSY = object()
 #: Commits run on the event loop's thread between two checkpoints of the WAL.
 CHECKPOINT_EVERY = 300
+#: A query that :meth:`SQLiteDatabase.fetch` runs on the event loop's thread.
+_SELECT = re.compile(r"\s*SELECT\b", re.IGNORECASE)
 
 
 async def _outcome(done: asyncio.Future[Any]) -> Any:
@@ -128,14 +132,16 @@ class _DirectTransaction(_Statements):
 
 
 def _run_body(
-    db: SQLiteDatabase, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]]
+    db: SQLiteDatabase, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]],
+    begin: str | None = "BEGIN IMMEDIATE",
 ) -> T:
     """On the calling thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
-    ROLLBACK and re-raise)."""
+    ROLLBACK and re-raise). ``begin=None``: one query, autocommit (its own read)."""
     if raw.in_transaction:  # leftover of a failed rollback; never keep it
         raw.rollback()
     tx = _DirectTransaction(db, raw)
-    tx._run("BEGIN IMMEDIATE")
+    if begin is not None:
+        tx._run(begin)
     try:
         coro = body(tx)
         try:
@@ -145,7 +151,8 @@ def _run_body(
         else:
             coro.close()
             raise RuntimeError("run_transaction: the body awaited something other than tx")
-        tx._run("COMMIT")
+        if begin is not None:
+            tx._run("COMMIT")
     except BaseException:
         try:
             if raw.in_transaction:
@@ -296,19 +303,44 @@ class SQLiteDatabase(Database):
         retried like BEGIN (nothing of a failed attempt is kept)."""
         if self._joinable() is not None:
             raise StorageError("run_transaction inside a transaction", code="misuse")
+        outcome = await self._when_free(functools.partial(self._attempt, body))
+        return await self._in_thread_if_busy(outcome, body)
+
+    async def fetch(self, sql: str, params: Params = ()) -> list[Row]:
+        """A query outside any transaction (``SELECT``) runs at once on the event loop's
+        thread, like a move (:meth:`_run_inline`: a read of a few rows, well under a
+        millisecond); on aiosqlite's thread it held the lock for two turns of the event
+        loop, and every move waited behind it (issue 32: the Mini App's reads, the
+        slowest presses' answers). While another process holds the database, and for
+        any other statement, as before (:meth:`Database.fetch`)."""
+        if self._joinable() is not None or not _SELECT.match(sql):
+            return await super().fetch(sql, params)
+        self._check_active()  # (fenced: as an autocommit statement)
+
+        async def read(tx: Executor) -> list[Row]:
+            return await tx.fetch(sql, params)
+
+        outcome = await self._when_free(functools.partial(self._attempt, read, None))
+        if outcome is _BUSY:
+            return await super().fetch(sql, params)
+        return cast(list[Row], outcome)
+
+    async def _when_free(self, work: Callable[[], Any]) -> Any:
+        """What ``work()`` gives, run with the lock held: at once if the lock is free,
+        otherwise queued as the lock's work (:meth:`PriorityLock.run_when_free`) at
+        this task's urgency, run by the task that releases the lock, with no turn of the
+        event loop in between."""
         if self._lock.try_acquire():
             try:
-                outcome = self._attempt(body)
+                return work()
             finally:
                 self._lock.release()
-        else:
-            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            context = contextvars.copy_context()  # (the body runs in another task)
-            self._lock.run_when_free(
-                lambda: context.run(self._serve, body, done), urgent=is_urgent()
-            )
-            outcome = await _outcome(done)
-        return await self._in_thread_if_busy(outcome, body)
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        context = contextvars.copy_context()  # (the work runs in another task)
+        self._lock.run_when_free(
+            lambda: context.run(self._serve, work, done), urgent=is_urgent()
+        )
+        return await _outcome(done)
 
     async def batched(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
         """:meth:`Database.batched`: the writes that wait for the lock together are run
@@ -371,24 +403,25 @@ class SQLiteDatabase(Database):
             else:
                 done.set_exception(value)
 
-    def _attempt(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T | object:
+    def _attempt(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
+                 begin: str | None = "BEGIN IMMEDIATE") -> T | object:
         """With the lock held: ``body`` as one transaction right here, or :data:`_BUSY`
         if another process holds the database."""
         self._check_open()
         try:
-            return self._run_inline(body)
+            return self._run_inline(body, begin)
         except StorageUnavailable as e:
             if e.code != "locked":
                 raise
             return _BUSY
 
-    def _serve(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
-               done: asyncio.Future[Any]) -> None:
-        """The lock's work for a waiting :meth:`run_transaction`."""
+    @staticmethod
+    def _serve(work: Callable[[], Any], done: asyncio.Future[Any]) -> None:
+        """The lock's work for a task waiting in :meth:`_when_free`."""
         if done.done():
             return  # its caller gave up waiting (cancelled): nothing is run
         try:
-            done.set_result(self._attempt(body))
+            done.set_result(work())
         except Exception as e:
             done.set_exception(e)
 
@@ -416,7 +449,8 @@ class SQLiteDatabase(Database):
                 await work
             raise
 
-    def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]]) -> T:
+    def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
+                    begin: str | None = "BEGIN IMMEDIATE") -> T:
         """Run ``body`` as one transaction right here, on the event loop's thread.
 
         A move is a handful of statements (well under a millisecond): handing it to
@@ -435,8 +469,9 @@ class SQLiteDatabase(Database):
         except sqlite3.Error as e:
             raise translate_sqlite_error(e, "PRAGMA") from e
         try:
-            result = _run_body(self, raw, body)
-            self._checkpoint_now_and_then()
+            result = _run_body(self, raw, body, begin)
+            if begin is not None:  # (a read commits nothing)
+                self._checkpoint_now_and_then()
             return result
         finally:
             try:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from telegram.ext import Application
 
-from bot.app import build_application
+from bot.app import INBOX, build_application
 from bot.config import Settings
 from bot.outbox import PacedRateLimiter
 from bot.runtime import Runtime
@@ -142,6 +142,18 @@ class RunningBot:
         self.app = app
         self.speed = speed
         self.webhook = webhook
+        #: What the handlers started in the background (``application.create_task``: a
+        #: press's redraw, started once its answer is sent), until done.
+        self.background: set[asyncio.Task[Any]] = set()
+        started = app.create_task
+
+        def create_task(*args: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            task = started(*args, **kwargs)
+            self.background.add(task)
+            task.add_done_callback(self.background.discard)
+            return task
+
+        app.create_task = create_task  # type: ignore[method-assign]
 
     @property
     def rt(self) -> Runtime:
@@ -167,6 +179,21 @@ class RunningBot:
 
         await asyncio.gather(*self.app.bot_data.get(AFTER_START, []))
         return self
+
+    async def handled(self, timeout: float = 10.0) -> None:
+        """Wait until the updates the bot fetched are handled and what their handlers
+        started in the background is done (a press's redraw starts only once its answer
+        is sent: a test that saw the answer and the stored move may otherwise look before
+        the redraw is even queued)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.app.bot_data[INBOX].busy() or self.background:
+            if loop.time() > deadline:
+                raise AssertionError(f"the bot is still handling updates after {timeout} s")
+            if self.background:
+                await asyncio.wait(list(self.background), timeout=deadline - loop.time())
+            else:
+                await asyncio.sleep(0.005)
 
     async def stop(self) -> None:
         with contextlib.suppress(Exception):

@@ -678,6 +678,37 @@ async def test_the_wal_is_checkpointed_although_the_writes_run_on_the_loop(
         await db.close()
 
 
+async def test_a_read_is_answered_in_the_same_turn_of_the_event_loop(tmp_path: Path) -> None:
+    """SQLite: a query runs at once on the loop's thread, as a move does; the lock is
+    never held across a turn of a busy loop, so no move waits behind a read (issue 32).
+    A write, a PRAGMA, and a read inside a transaction go as before."""
+    db = await open_database(tmp_path / "reads.db")
+    try:
+        await repo.upsert_user(db, 1, "Anna")
+        turned: list[bool] = []
+        asyncio.get_running_loop().call_soon(turned.append, True)
+        row = await repo.get_user(db, 1)
+        user = await db.fetchrow("SELECT user_id, first_name FROM users WHERE user_id = ?", (1,))
+        assert not turned  # answered before the loop's next turn
+        assert row is not None and user is not None and tuple(user) == (1, "Anna")
+        assert user["first_name"] == "Anna"
+        async with db.transaction():
+            assert (await db.fetchval("SELECT first_name FROM users")) == "Anna"
+        assert await db.pragma("journal_mode") == "wal"
+        with pytest.raises(StorageError):  # an error is raised as before
+            await db.fetch("SELECT nothing FROM nowhere")
+        # a read waiting for the lock is served by whoever releases it, at once
+        async with db.transaction() as tx:
+            waiting = asyncio.ensure_future(repo.get_user(db, 1))
+            await asyncio.sleep(0)
+            assert not waiting.done()
+            await tx.execute("UPDATE users SET first_name = ? WHERE user_id = ?", ("Bea", 1))
+        got = await waiting
+        assert got is not None and got.first_name == "Bea"  # (after the commit)
+    finally:
+        await db.close()
+
+
 async def test_moves_commit_while_the_wal_is_checkpointed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

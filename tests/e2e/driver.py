@@ -149,10 +149,12 @@ class Table:
             if until is not None:
                 _, game = await self.state()
                 if until(game):
-                    return
+                    break
             if not await self.step(policy):
-                return
-        raise AssertionError("too many steps")
+                break
+        else:
+            raise AssertionError("too many steps")
+        await self.bot.handled()  # (the last move's redraw queued, its new messages sent)
 
 
 def _low(view: View) -> int:

@@ -127,6 +127,7 @@ async def test_a_bid_leaves_the_next_bidders_hand_alone_and_obbligato_opens_in_t
         row, game = await table.state()
         assert game.view(None).current_bid == code
         assert game.view(None).current_bidder == second
+        await bot.handled()  # (its redraw starts once the answer is sent)
         await bot.rt.outbox.drain()  # the picker gave way to the same buttons
         assert buttons(tg.message(waiter, hand.message_id))[-len(stable):] == stable
         assert not [b for b in buttons(tg.message(waiter, hand.message_id))

@@ -70,6 +70,7 @@ async def test_tavolo_reposts_the_table_with_its_current_keyboard(
         answer = await (await ada.press(hand, f"a:{row.game_id}:{row.version}:P")).wait(10)
         assert not answer.show_alert, answer.text
         await table._wait_version(row.version, 10)
+        await bot.handled()  # (its redraw starts once the answer is sent)
         await bot.rt.outbox.drain()
         assert tg.message(group, old.message_id).content != shown
 
