@@ -52,7 +52,21 @@ players it adds:
   +4.2. Following is unchanged. It costs decision time: on 114 two-player positions
   (``runs34d/views-b2.pkl``) the mean goes from 58 to 77 ms of CPU, p95 from 108 to
   166 ms; 27 of the 114 choices change. Three- and four-player Briscola and chiamata
-  play as before (their rollouts are the rule-based player's).
+  play as before (their rollouts are the rule-based player's). Against the lower
+  levels, this version (commit 184974d) and ``esperto`` on the same 100 duplicate deals
+  (200 games each; ``--deals 100 --seed 3571 --b forte``, ``--seed 3572 --b normale``,
+  ``--option game=briscola --option players=2 --jobs 1 --cpu-clock``, nice 19,
+  21:48-22:33 UTC with a pause, load 1.7-3.0)::
+
+    against   player    wins-draws-losses  score (draw 1/2)     card points a game
+    forte     campione  116-6-78           0.595 (0.534..0.656)  +5.75 (+1.95..+9.55)
+    forte     esperto   98-5-97            0.502 (0.438..0.567)  +2.88 (-1.13..+6.89)
+    normale   campione  138-5-57           0.703 (0.640..0.765)  +11.32 (+7.31..+15.33)
+    normale   esperto   127-5-68           0.647 (0.590..0.705)  +7.78 (+4.34..+11.22)
+
+  (campione's decision p95 157 and 151 ms there). Its run against ``esperto`` on 1,000
+  fresh duplicate deals (``--seed 3570``) had not finished when this was written: 600
+  deals in, 749-32-419, 0.637 (0.612..0.663), +9.49 card points a game.
 * *Inference* (two players, :class:`OpponentModel`): ``CANDIDATES`` times more deals
   are drawn than played out, each weighted by how likely the opponent's last
   ``INFERENCE_DEPTH`` plays are from the hand it had in that deal: the rule-based card
