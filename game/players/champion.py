@@ -64,9 +64,16 @@ players it adds:
     normale   campione  138-5-57           0.703 (0.640..0.765)  +11.32 (+7.31..+15.33)
     normale   esperto   127-5-68           0.647 (0.590..0.705)  +7.78 (+4.34..+11.22)
 
-  (campione's decision p95 157 and 151 ms there). Its run against ``esperto`` on 1,000
-  fresh duplicate deals (``--seed 3570``) had not finished when this was written: 600
-  deals in, 749-32-419, 0.637 (0.612..0.663), +9.49 card points a game.
+  (campione's decision p95 157 and 151 ms there). Against ``esperto`` on 1,000 fresh
+  duplicate deals (2,000 games, ``--seed 3570`` fixed before the run, ``--deals 1000
+  --jobs 2 --cpu-clock``, nice 19, 21:48-22:48 UTC with a pause, load 1.6-3.0)::
+
+    wins-draws-losses 1248-51-701, score (draw 1/2) 0.637 (0.617..0.657),
+    card points a game +9.79 (+8.58..+11.00); decision mean 67 ms, p95 155 ms
+    (esperto 14 ms, 29 ms)
+
+  the same score as the version before it (0.637, seed 3520; 0.626, seed 3462) and
+  below 0.65: the stronger rollout player did not measurably raise the score.
 * *Inference* (two players, :class:`OpponentModel`): ``CANDIDATES`` times more deals
   are drawn than played out, each weighted by how likely the opponent's last
   ``INFERENCE_DEPTH`` plays are from the hand it had in that deal: the rule-based card
