@@ -191,9 +191,9 @@ def test_an_esperto_decision_is_the_same_compiled_or_not(monkeypatch: pytest.Mon
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players: int) -> None:
     """Plain Briscola: the sampled worlds, every card's rollout (the rule-based and the
-    policy's, its leads corrected or not, with and without the exact last tricks) and
-    the exact endgames' values of the compiled ``briscola`` and ``endgame`` equal their
-    sources', on every decision of two rule-based games."""
+    policy's, with and without the exact last tricks) and the exact endgames' values of
+    the compiled ``briscola`` and ``endgame`` equal their sources', on every decision of
+    two rule-based games."""
     source, source_endgame = pure(briscola), pure(endgame)
     weights = champion.ROLLOUT_WEIGHTS if players == 2 else None
     rng, source_rng = random.Random(5), random.Random(5)
@@ -205,24 +205,11 @@ def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players
         hands, stock = briscola.sample_world(view, rng)
         assert source.sample_world(view, source_rng) == (hands, stock)
         for card in [parse_card(code[1:]) for code in view.legal]:
-            lead = champion.ROLLOUT_LEAD if players == 2 else None
-            for memo, rollout_weights, rollout_lead in (
-                ({}, weights, None),
-                ({}, weights, lead),
-                ({}, None, None),
-                (None, None, None),
-            ):
+            for memo, rollout_weights in (({}, weights), ({}, None), (None, None)):
                 if players != 2 and memo is not None:
                     continue
                 compiled_result = briscola.rollout(
-                    view,
-                    [list(h) for h in hands],
-                    list(stock),
-                    card,
-                    me,
-                    memo,
-                    rollout_weights,
-                    rollout_lead,
+                    view, [list(h) for h in hands], list(stock), card, me, memo, rollout_weights
                 )
                 source_memo = {} if memo is not None else None
                 assert compiled_result == source.rollout(
@@ -233,7 +220,6 @@ def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players
                     me,
                     source_memo,
                     rollout_weights,
-                    rollout_lead,
                 )
                 rollouts += 1
         if players == 2 and view.stock_count <= 4 and view.face_up is not None:

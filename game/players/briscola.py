@@ -16,11 +16,6 @@ the other hands and the stock (the face-up card last, or in its holder's hand), 
 each legal card, finishes the smazzata with the heuristic for every seat, and picks the
 card with the best average result: +1 for a smazzata won, −1 lost, 0 patta, plus 0.01
 per card point of its side (common random worlds for every card).
-
-*Rollout policy* (two players, the ``campione`` player): every seat plays the chiamata
-players' policy from its own knowledge (:func:`policy_card`), its leads corrected by a
-linear function of a few features of the card led (:func:`lead_features`), fitted to
-``campione``'s own search (:mod:`game.players.leadfit`).
 """
 
 from __future__ import annotations
@@ -30,9 +25,8 @@ from collections.abc import Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
 from game.players import policy
-from game.players.common import STRONGER, SUIT_MASK
 from game.players.endgame import LastMemo, last_tricks
-from game.players.policy import TRUMP_POWER, Weights
+from game.players.policy import Weights
 from game.view import View
 
 #: Cost of spending a trump, by rank index (Asso … 2): strong trumps are worth keeping.
@@ -156,61 +150,6 @@ _ALL = (1 << 40) - 1
 _SIDES_2P = ((1.0, 0.0), (0.0, 1.0))
 
 
-#: Two players: the coefficients of :func:`lead_features` added to the policy's value of
-#: each card it may lead (None: the policy's own lead). Fitted to the ``campione``
-#: search's own choices (``game.players.champion.ROLLOUT_LEAD``).
-Lead = tuple[float, ...]
-#: The names of :func:`lead_features`, in order.
-LEAD_FEATURES = (
-    "trump",
-    "trump_power",
-    "trump_points",
-    "plain_points",
-    "plain_master",
-    "master_points",
-    "opp_trump_points",
-    "stage_trump",
-    "stage_points",
-    "late_trump",
-)
-
-
-def lead_features(card: int, trump: int, unseen: int, p_trump: float, stage: float) -> list[float]:
-    """What the lead correction reads of a card led (two players): trump or not, its
-    trump power and points, a plain card's points, whether nothing unseen of its suit
-    beats it (``master``), its points by the chance that the opponent holds a trump
-    (``p_trump``), and the smazzata's ``stage`` (1 at the first trick, 0 once three
-    tricks are left)."""
-    points = float(CARD_POINTS[card])
-    if card // 10 == trump:
-        return [1.0, TRUMP_POWER[card % 10], points, 0.0, 0.0, 0.0, 0.0, stage, 0.0, 1.0 - stage]
-    master = 0.0 if unseen & STRONGER[card] else 1.0
-    return [
-        0.0,
-        0.0,
-        0.0,
-        points,
-        master,
-        master * points,
-        points * p_trump,
-        0.0,
-        points * stage,
-        0.0,
-    ]
-
-
-def lead_context(unseen: int, others: int, trump: int, tricks_left: int) -> tuple[float, float]:
-    """What :func:`lead_features` reads of the position: the chance that the opponent
-    (``others`` cards in hand among the ``unseen``) holds a trump, as if the unseen cards
-    were dealt at random, and the stage (1 at the first of 20 tricks, 0 from the third
-    last on)."""
-    count = unseen.bit_count()
-    share = others / count if count else 0.0
-    trumps = (unseen & SUIT_MASK[trump]).bit_count()
-    p_trump = 1.0 - (1.0 - min(0.999, share)) ** trumps
-    return p_trump, max(0.0, (tricks_left - 3) / 17.0)
-
-
 def policy_card(
     hands: list[list[int]],
     seat: int,
@@ -220,42 +159,32 @@ def policy_card(
     seen: int,
     tricks_left: int,
     weights: Weights,
-    lead: Lead | None = None,
 ) -> int:
     """Two players: the card of :func:`game.players.policy.choose_card` (the chiamata
     players' policy, which counts the unseen cards to judge who takes a trick) for
     ``seat``, from what that seat knows: its hand, the cards ``seen`` (played, and the
-    face-up card while it is still under the stock) and the hand sizes. With ``lead``
-    and no card on the table, the card with the best policy value plus ``lead`` times
-    its :func:`lead_features`."""
+    face-up card while it is under the stock) and the hand sizes."""
     hand = hands[seat]
     own = 0
     for card in hand:
         own |= 1 << card
-    unseen = _ALL & ~(own | seen)
-    sizes = (len(hands[0]), len(hands[1]))
-    if lead is None or trick or len(hand) == 1:
-        return policy.choose_card(
-            seat, hand, trick, leader, trump, _SIDES_2P[seat], unseen, (0, 0), sizes,
-            False, tricks_left, -1, 2, None, weights,
-        )
-    values: list[float] = []
-    policy.choose_card(
-        seat, hand, trick, leader, trump, _SIDES_2P[seat], unseen, (0, 0), sizes,
-        False, tricks_left, -1, 2, values, weights,
+    return policy.choose_card(
+        seat,
+        hand,
+        trick,
+        leader,
+        trump,
+        _SIDES_2P[seat],
+        _ALL & ~(own | seen),
+        (0, 0),
+        (len(hands[0]), len(hands[1])),
+        False,
+        tricks_left,
+        -1,
+        2,
+        None,
+        weights,
     )
-    p_trump, stage = lead_context(unseen, sizes[1 - seat], trump, tricks_left)
-    best = hand[0]
-    best_score = -1e9
-    for i, card in enumerate(hand):
-        score = values[i]
-        features = lead_features(card, trump, unseen, p_trump, stage)
-        for coefficient, feature in zip(lead, features, strict=True):
-            score += coefficient * feature
-        if score > best_score:
-            best_score = score
-            best = card
-    return best
 
 
 def rollout(
@@ -266,14 +195,13 @@ def rollout(
     me: int,
     memo: LastMemo | None = None,
     weights: Weights | None = None,
-    lead: Lead | None = None,
 ) -> tuple[int, int]:
     """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
     (my side's card points, the most points of any other side). With ``memo`` (two
     players only) the tricks after the last draw, where both hands are known, are
     played exactly (:func:`game.players.endgame.last_tricks`) instead. With
     ``weights`` (two players only) every seat plays :func:`policy_card` instead of the
-    heuristic, its leads corrected by ``lead`` when given."""
+    heuristic."""
     n = view.players
     trump = view.trump
     assert trump is not None
@@ -302,9 +230,7 @@ def rollout(
             if forced is not None and seat == me:
                 card, forced = forced, None
             elif weights is not None:
-                card = policy_card(
-                    hands, seat, trick, leader, trump, sight, tricks_left, weights, lead
-                )
+                card = policy_card(hands, seat, trick, leader, trump, sight, tricks_left, weights)
             else:
                 card = choose_card(hand, trick, seat, leader, n, trump, partners[seat])
             hand.remove(card)
@@ -344,12 +270,11 @@ def search_code(
     exact_end: bool = False,
     deals: Sequence[tuple[Deal, int]] | None = None,
     weights: Weights | None = None,
-    lead: Lead | None = None,
 ) -> str:
     """The legal card with the best average outcome over ``worlds`` sampled deals (or
     over ``deals``, each with its multiplicity). With ``exact_end`` and two players,
     rollouts end with the exact last tricks; with ``weights`` (two players) they are
-    played by :func:`policy_card` (its leads corrected by ``lead``)."""
+    played by :func:`policy_card`."""
     me = view.seat
     assert me is not None
     legal = [_card(code) for code in view.legal]
@@ -363,7 +288,7 @@ def search_code(
     for (hands, stock), count in deals:
         for i, card in enumerate(legal):
             mine, others = rollout(
-                view, [list(h) for h in hands], list(stock), card, me, memo, weights, lead
+                view, [list(h) for h in hands], list(stock), card, me, memo, weights
             )
             if majority:
                 result = 1 if mine > 60 else 0 if mine == 60 else -1

@@ -34,46 +34,6 @@ players it adds:
   against the rule-based one, 0.518 (0.512..0.524) against the policy's default weights
   (the weights were chosen on another seed). The opponent model below still reads the
   opponent with the rule-based card (``esperto`` plays it).
-* *Leads fitted to its own search* (two players, ``ROLLOUT_LEAD``; expert iteration,
-  one round). The policy leads the card the search values best only about a third of
-  the time (it leads plain Assi and Tre early; the search prefers lisci, figures and
-  small trumps then). The rollouts' leads are corrected by a linear function of the card
-  led (:func:`game.players.briscola.lead_features`: trump power and points, a plain
-  card's points by the stage of the smazzata and by the chance that the opponent holds a
-  trump, whether nothing unseen beats it), fitted to this player's own search values on
-  the middle-game leads of 400 two-player deals (:mod:`game.players.leadfit`; ``python
-  -m game.players.leadfit --deals 400 --seed 3561 --jobs 2`` prints these numbers).
-  Fitted on the even deals and judged on the odd ones (3,000 leads each), the search's
-  value of the card led, minus the best card's, goes from −0.0622 to −0.0580 a lead
-  (+0.0043, standard error 0.0012). As a player, with the exact last tricks, on 10,000
-  duplicate deals both ways (seed 11, a script outside the repository): the corrected
-  policy against the uncorrected one 0.533 (±0.005), +2.2 card points a game; against
-  the rule-based player 0.593 (±0.007), +6.2, where the uncorrected one scores 0.563,
-  +4.2. Following is unchanged. It costs decision time: on 114 two-player positions
-  (``runs34d/views-b2.pkl``) the mean goes from 58 to 77 ms of CPU, p95 from 108 to
-  166 ms; 27 of the 114 choices change. Three- and four-player Briscola and chiamata
-  play as before (their rollouts are the rule-based player's). Against the lower
-  levels, this version (commit 184974d) and ``esperto`` on the same 100 duplicate deals
-  (200 games each; ``--deals 100 --seed 3571 --b forte``, ``--seed 3572 --b normale``,
-  ``--option game=briscola --option players=2 --jobs 1 --cpu-clock``, nice 19,
-  21:48-22:33 UTC with a pause, load 1.7-3.0)::
-
-    against   player    wins-draws-losses  score (draw 1/2)     card points a game
-    forte     campione  116-6-78           0.595 (0.534..0.656)  +5.75 (+1.95..+9.55)
-    forte     esperto   98-5-97            0.502 (0.438..0.567)  +2.88 (-1.13..+6.89)
-    normale   campione  138-5-57           0.703 (0.640..0.765)  +11.32 (+7.31..+15.33)
-    normale   esperto   127-5-68           0.647 (0.590..0.705)  +7.78 (+4.34..+11.22)
-
-  (campione's decision p95 157 and 151 ms there). Against ``esperto`` on 1,000 fresh
-  duplicate deals (2,000 games, ``--seed 3570`` fixed before the run, ``--deals 1000
-  --jobs 2 --cpu-clock``, nice 19, 21:48-22:48 UTC with a pause, load 1.6-3.0)::
-
-    wins-draws-losses 1248-51-701, score (draw 1/2) 0.637 (0.617..0.657),
-    card points a game +9.79 (+8.58..+11.00); decision mean 67 ms, p95 155 ms
-    (esperto 14 ms, 29 ms)
-
-  the same score as the version before it (0.637, seed 3520; 0.626, seed 3462) and
-  below 0.65: the stronger rollout player did not measurably raise the score.
 * *Inference* (two players, :class:`OpponentModel`): ``CANDIDATES`` times more deals
   are drawn than played out, each weighted by how likely the opponent's last
   ``INFERENCE_DEPTH`` plays are from the hand it had in that deal: the rule-based card
@@ -230,12 +190,6 @@ MATCH = 0.9
 #: Two players: the middle game's rollouts are played by the chiamata players' policy
 #: (:func:`game.players.briscola.policy_card`) with these weights, for both seats.
 ROLLOUT_WEIGHTS = Weights(power=1.5)
-#: Two players: the correction of the rollout policy's leads (the coefficients of
-#: :func:`game.players.briscola.lead_features`, in order), fitted to this player's own
-#: search by :mod:`game.players.leadfit` (module doc). None: the policy's own leads.
-ROLLOUT_LEAD: briscola.Lead | None = (
-    0.0395, 0.1413, -0.0405, -0.1522, 0.5565, -0.0512, 0.8237, -0.0025, -0.7198, 0.0420,
-)  # fmt: skip
 #: Cards drawn by each of two players in a smazzata (R105: the stock holds 34).
 DRAWS_2P = 17
 
@@ -445,7 +399,6 @@ class ChampionPlayer(ExpertPlayer):
         depth: int = INFERENCE_DEPTH,
         match: float = MATCH,
         rollout_weights: Weights | None = ROLLOUT_WEIGHTS,
-        rollout_lead: briscola.Lead | None = ROLLOUT_LEAD,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -464,8 +417,6 @@ class ChampionPlayer(ExpertPlayer):
         self.match = match
         #: two players: the rollout policy's weights (None: the rule-based policy)
         self.rollout_weights = rollout_weights
-        #: two players: the correction of the rollout policy's leads (None: none)
-        self.rollout_lead = rollout_lead
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -480,10 +431,9 @@ class ChampionPlayer(ExpertPlayer):
         if view.players == 2 and self.infer:
             deals = inferred_deals(view, rng, self.worlds, self.candidates, self._model(view))
         weights = self.rollout_weights if view.players == 2 else None
-        lead = self.rollout_lead if weights is not None else None
         return parse_action(
             briscola.search_code(
-                view, rng, self.worlds, exact_end=True, deals=deals, weights=weights, lead=lead
+                view, rng, self.worlds, exact_end=True, deals=deals, weights=weights
             )
         )
 
