@@ -148,6 +148,23 @@ more than one version's own spread (0.34): the games part after a few different 
 so pairing on the same deals does not narrow the comparison, and telling a +0.015
 change apart needs several thousand deals. More sampled deals did not measurably help.
 
+*Tried and not kept* (branch i34f): the rollouts' leads corrected by a linear function
+of ten features of the card led, fitted to this player's own search values on the
+middle-game leads of 400 ``esperto`` self-play deals (expert iteration, one round;
+commit 184974d, with its fitting tool ``game/players/leadfit.py``, reverted). The
+rollout player got stronger: corrected against uncorrected policy 0.533 (+-0.005), +2.2
+card points a game over 10,000 duplicate deals. The searching player did not: on 1,000
+fresh duplicate deals (2,000 games, ``--seed 3570``, fixed before the run; 2 jobs at
+nice 19, 21:47-22:48 UTC with a 30-minute pause, load 1.6-3.0), the same command as
+above::
+
+    wins-draws-losses 1248-51-701, score (draw 1/2) 0.637 (0.617..0.657),
+    card points a game +9.79 (+8.58..+11.00); decision mean 67 ms, p95 155 ms
+    (esperto 14 ms, 29 ms)
+
+the same score as today's, at 1.5 times its decision time (p95 108 -> 166 ms on 114
+fixed positions).
+
 Every decision is a pure function of the seed and the view (the deals are drawn from
 :func:`game.players.common.decision_rng`, the enumeration is in a fixed order).
 """
