@@ -315,12 +315,15 @@ class SQLiteDatabase(Database):
         any other statement, as before (:meth:`Database.fetch`)."""
         if self._joinable() is not None or not _SELECT.match(sql):
             return await super().fetch(sql, params)
-        self._check_active()  # (fenced: as an autocommit statement)
 
         async def read(tx: Executor) -> list[Row]:
             return await tx.fetch(sql, params)
 
-        outcome = await self._when_free(functools.partial(self._attempt, read, None))
+        def read_now() -> Any:
+            self._check_active()  # (fenced: under the lock, as an autocommit statement)
+            return self._attempt(read, None)
+
+        outcome = await self._when_free(read_now)
         if outcome is _BUSY:
             return await super().fetch(sql, params)
         return cast(list[Row], outcome)

@@ -709,6 +709,36 @@ async def test_a_read_is_answered_in_the_same_turn_of_the_event_loop(tmp_path: P
         await db.close()
 
 
+async def test_a_read_waiting_for_the_lock_is_refused_once_the_instance_is_fenced(
+    tmp_path: Path,
+) -> None:
+    """SQLite: a read run on the loop's thread checks the fence when it gets the lock, as
+    every other statement does: an instance fenced off while its read waited reads
+    nothing more."""
+    db = await open_database(tmp_path / "fenced-read.db")
+    try:
+        await repo.upsert_user(db, 1, "Anna")
+
+        checks: list[str] = []
+
+        def fenced_after_the_commit() -> None:  # (the transaction's own COMMIT checks first)
+            checks.append("checked")
+            if len(checks) > 1:
+                raise StorageUnavailable("not active", code="fenced")
+
+        async with db.transaction():
+            waiting = asyncio.ensure_future(repo.get_user(db, 1))
+            await asyncio.sleep(0)
+            assert not waiting.done()
+            db.fence = fenced_after_the_commit
+        with pytest.raises(StorageUnavailable) as caught:
+            await waiting
+        assert caught.value.code == "fenced"
+    finally:
+        db.fence = None
+        await db.close()
+
+
 async def test_moves_commit_while_the_wal_is_checkpointed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
