@@ -155,7 +155,7 @@ commit 184974d, with its fitting tool ``game/players/leadfit.py``, reverted). Th
 rollout player got stronger: corrected against uncorrected policy 0.533 (+-0.005), +2.2
 card points a game over 10,000 duplicate deals. The searching player did not: on 1,000
 fresh duplicate deals (2,000 games, ``--seed 3570``, fixed before the run; 2 jobs at
-nice 19, 21:47-22:48 UTC with a 30-minute pause, load 1.6-3.0), the same command as
+nice 19, 21:47-22:48 UTC with a 27-minute pause, load 1.6-3.0), the same command as
 above::
 
     wins-draws-losses 1248-51-701, score (draw 1/2) 0.637 (0.617..0.657),
