@@ -35,13 +35,19 @@ players it adds:
   (the weights were chosen on another seed). The opponent model below still reads the
   opponent with the rule-based card (``esperto`` plays it).
 * *Inference* (two players, :class:`OpponentModel`): ``CANDIDATES`` times more deals
-  are drawn than played out, each weighted by how likely the opponent's last
-  ``INFERENCE_DEPTH`` plays are from the hand it had in that deal: the rule-based card
-  with probability ``MATCH``, any other the rest. The hand it played from is rebuilt
-  backwards from today's (the card drawn after each trick is any of them). An
-  opponent that let a carico through probably had nothing cheap to take it with; one
-  that led a trump probably had no liscio. The exact endgames weight their worlds the
-  same way.
+  are drawn than played out, each weighted by how likely the opponent's plays of the
+  smazzata (the last ``INFERENCE_DEPTH``: all of them) are from the hand it had in that
+  deal. Two kinds of opponent are weighed, half and half: one that plays as a
+  conditional-logit model of Briscola players says (:mod:`game.players.playmodel`: 26
+  features of each card of its hand from what it knew then, such as the points, a
+  trump's strength, taking the trick, the cheapest card that takes it, what the unseen
+  cards would take, the cards left to draw; fitted by maximum likelihood on the plays
+  of ``esperto``, ``forte``, ``normale`` and ``campione``, ``python -m
+  game.players.playfit``), and one that plays the rule-based card with probability
+  ``MATCH``, any other the rest. The hand each play came from is rebuilt backwards
+  from today's (the card drawn after each trick is any of them). An opponent that let
+  a carico through probably had nothing cheap to take it with; one that led a trump
+  probably had no liscio. The exact endgames weight their worlds the same way.
 
 The outcome of a line is ``esperto``'s: +1 for a smazzata won, −1 lost, 0 patta, plus
 0.01 per card point of its side.
@@ -165,6 +171,51 @@ above::
 the same score as today's, at 1.5 times its decision time (p95 108 -> 166 ms on 114
 fixed positions).
 
+*The opponent model* (branch i34g). The play model, judged on the plays of games it
+was not fitted on (``python -m game.players.playfit --games 60 --seed 8000 --jobs 2``:
+10,260 plays fitted, 10,260 judged), log-likelihood a play, against the previous
+model (the rule-based card with probability 0.9) and a uniform choice::
+
+    player     model    previous  uniform
+    campione   -0.930   -1.647    -1.077
+    esperto    -0.907   -1.469    -1.077
+    forte      -0.921   -1.493    -1.077
+    normale    -0.489   -0.105    -1.077
+
+The searching players play the rule-based card about half the time, so the previous
+model was worse than a uniform guess about them; the rule-based ``normale`` is what it
+fits. The mixture of the two reads both. Judged on how the 200 deals of a decision
+place the opponent's hidden cards, on 260 held-out middle-game positions (stock > 4, at
+least 2 tricks played) of 10 games of each opponent against itself (game seeds
+60000-60009, chosen on others), against the previous model (depth 4, 0.9): the share
+of its real hidden cards the deals put in its hand (placement, which rewards
+concentrated deals), the mean log-probability they give each of them, and the Brier
+score over the unseen cards (lower is better; the last two reward calibrated deals),
+differences with their standard errors::
+
+    opponent  model     placement        log-prob         Brier
+    esperto   previous  0.1829           -2.230           0.1265
+              this      0.1865 (+0.0035  -1.977 (+0.254   0.1198 (-0.0068
+                                 +-0.0038)        +-0.035)         +-0.0015)
+              uniform   0.1533           -1.994           0.1245
+    forte     previous  0.1772           -2.278           0.1291
+              this      0.1745 (-0.0027  -2.012 (+0.266   0.1222 (-0.0069
+                                 +-0.0033)        +-0.035)         +-0.0012)
+              uniform   0.1529           -2.000           0.1245
+    normale   previous  0.2413           -1.623           0.1087
+              this      0.2501 (+0.0088  -1.615 (+0.008   0.1064 (-0.0023
+                                 +-0.0030)        +-0.010)         +-0.0008)
+              uniform   0.1551           -1.981           0.1239
+
+(``/work/coord/runs34g/placement.py``, 00:06-00:08 UTC, load 1.1-2.2; depth, share
+and ``MATCH`` were chosen on seeds 30000 and 40000-50000.) Calibrated deals against
+every opponent (the previous model's were worse than uniform ones against ``esperto``
+and ``forte``), at least as concentrated. The inference costs more: 96 ms a decision
+of CPU (p95 135 ms) against 22 ms (39 ms); campione's decisions on 114 fixed
+two-player positions, CPU time: mean 99 ms, p95 163 ms, max 210 ms, 27 of them a
+different card (with the previous model's depth 4 and no play model: 49 ms, 96 ms;
+``runs34g/timing.py``, 00:25 UTC, load 1.4-1.6).
+
 Every decision is a pure function of the seed and the view (the deals are drawn from
 :func:`game.players.common.decision_rng`, the enumeration is in a fixed order).
 """
@@ -174,11 +225,12 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from game.actions import Action, parse_action
 from game.cards import card_code, parse_card
-from game.players import briscola
+from game.players import briscola, playmodel
 from game.players.common import decision_rng
 from game.players.endgame import DrawSolver, Endgame, card_values
 from game.players.expert import ExpertPlayer
@@ -195,15 +247,17 @@ EXACT_WORLDS = 24
 #: Middle game: sampled deals played out by the rule-based policy (``esperto``: 60).
 WORLDS = 200
 #: Inference (two players): deals drawn uniformly for each one played out, weighted by
-#: the likelihood of the opponent's last plays (``INFERENCE_DEPTH`` of them).
+#: the likelihood of the opponent's last plays (``INFERENCE_DEPTH`` of them: 20, every
+#: play of the smazzata).
 CANDIDATES = 3
-INFERENCE_DEPTH = 4
-#: The chance that the opponent plays the rule-based policy's card; every other card of
-#: its hand shares the rest. (``esperto`` plays that card about half the time, but on
-#: 208 positions of its games the deals weighted with depth 4 and 0.9 placed its hidden
-#: cards best: 0.172 of them, depth 4 and 0.75: 0.167, depth 2 and 0.75: 0.161, uniform
-#: deals 0.153.)
-MATCH = 0.9
+INFERENCE_DEPTH = 20
+#: The opponent model (:class:`OpponentModel`): with chance ``SHARE`` the opponent plays
+#: as the play model (:mod:`game.players.playmodel`) says, else it plays the rule-based
+#: policy's card with probability ``MATCH`` (every other card of its hand shares the
+#: rest). Chosen by how the resampled deals place the opponent's hidden cards on held-out
+#: positions of ``esperto``, ``forte`` and ``normale`` games (module doc).
+MATCH = 0.97
+SHARE = 0.5
 #: Two players: the middle game's rollouts are played by the chiamata players' policy
 #: (:func:`game.players.briscola.policy_card`) with these weights, for both seats.
 ROLLOUT_WEIGHTS = Weights(power=1.5)
@@ -328,57 +382,141 @@ def opponent_plays(view: View) -> list[_Play]:
 
 
 class OpponentModel:
-    """The likelihood of the opponent's last plays given its hand in a sampled world:
-    each play is the rule-based policy's card with probability ``MATCH`` (the others
-    share the rest), and the hand it was played from is rebuilt backwards from today's
-    (the card drawn after each trick is any of the hand's, equally likely; the face-up
-    card where the opponent drew it)."""
+    """The likelihood of the opponent's last plays given its hand in a sampled world.
 
-    def __init__(self, view: View, depth: int = INFERENCE_DEPTH, match: float = MATCH) -> None:
+    Two kinds of player are weighed: with chance ``share`` one whose plays follow the
+    play model (:func:`game.players.playmodel.probabilities`, from what the opponent
+    knew then: its hand, the table, the cards it had not seen, the cards left to draw),
+    else one who plays the rule-based policy's card with probability ``match`` (the
+    others share the rest). ``theta`` None or ``share`` 0: the rule-based one only. The
+    hand each play came from is rebuilt backwards from today's (the card drawn after
+    each trick is any of the hand's, equally likely; the face-up card where the
+    opponent drew it). ``depth``: the last plays read (``campione`` reads
+    ``INFERENCE_DEPTH``, every play of the smazzata)."""
+
+    def __init__(
+        self,
+        view: View,
+        depth: int = 4,
+        match: float = MATCH,
+        theta: Sequence[float] | None = playmodel.THETA,
+        share: float = SHARE,
+    ) -> None:
         me = view.seat
         assert me is not None and view.trump is not None and view.face_up is not None
         self.opp = 1 - me
         self.trump = view.trump
         self.face_up = view.face_up
         self.face_up_drawn = view.face_up_holder == self.opp
-        self.plays = opponent_plays(view)[-depth:] if depth else []
-        self.first_index = len(opponent_plays(view)) - len(self.plays)
+        every = opponent_plays(view)
+        self.plays = every[-depth:] if depth else []
+        self.first_index = len(every) - len(self.plays)
         self.match = match
+        self.theta = theta
+        self.share = share if theta is not None else 0.0
+        #: each play's cards seen by then (played before it, the face-up card) and the
+        #: cards left to draw
+        seen, stock = _play_context(view, self.opp)
+        self.seen = seen[self.first_index :]
+        self.stock = stock[self.first_index :]
+        #: keys: (k, hand after play k) for the play model's likelihood of plays 0..k,
+        #: (k + _RULE, …) for the rule-based one's; (-1 - k, hand before play k) and
+        #: (-1 - k - _RULE, …) for play k's own chance under each
         self._memo: dict[tuple[int, tuple[int, ...]], float] = {}
 
     def likelihood(self, hand: list[int]) -> float:
-        return self._before(len(self.plays) - 1, tuple(sorted(hand)))
+        after = tuple(sorted(hand))
+        last = len(self.plays) - 1
+        total = 0.0
+        if self.share > 0.0:
+            total += self.share * self._before(last, after, 0)
+        if self.share < 1.0:
+            total += (1.0 - self.share) * self._before(last, after, _RULE)
+        return total
 
-    def _before(self, k: int, after: tuple[int, ...]) -> float:
-        """The likelihood of plays 0..k, the opponent holding ``after`` (sorted) once
+    def _before(self, k: int, after: tuple[int, ...], kind: int) -> float:
+        """The likelihood of plays 0..k under one kind of player (0: the play model,
+        ``_RULE``: the rule-based card), the opponent holding ``after`` (sorted) once
         play k's trick was over (and its draw made); remembered, as the deals of a
         decision share most of these hands."""
         if k < 0:
             return 1.0
-        key = (k, after)
+        key = (k + kind, after)
         known = self._memo.get(key)
         if known is not None:
             return known
         card, trick, leader, drew = self.plays[k]
         if not drew:
             before = tuple(sorted((*after, card)))
-            result = self._p(card, before, trick, leader) * self._before(k - 1, before)
+            result = self._p(k, card, before, trick, leader, kind)
+            result *= self._before(k - 1, before, kind)
         else:
             last_draw = self.first_index + k == DRAWS_2P - 1
             options = (self.face_up,) if last_draw and self.face_up_drawn else after
             total = 0.0
             for drawn in options:
                 before = tuple(sorted((*(c for c in after if c != drawn), card)))
-                total += self._p(card, before, trick, leader) * self._before(k - 1, before)
+                chance = self._p(k, card, before, trick, leader, kind)
+                if chance:
+                    total += chance * self._before(k - 1, before, kind)
             result = total / len(options)
         self._memo[key] = result
         return result
 
-    def _p(self, card: int, hand: tuple[int, ...], trick: list[int], leader: int) -> float:
+    def _p(
+        self, k: int, card: int, hand: tuple[int, ...], trick: list[int], leader: int, kind: int
+    ) -> float:
         if len(hand) <= 1:
             return 1.0
-        pick = briscola.choose_card(hand, trick, self.opp, leader, 2, self.trump, None)
-        return self.match if pick == card else (1.0 - self.match) / (len(hand) - 1)
+        key = (-1 - k - kind, hand)
+        known = self._memo.get(key)
+        if known is not None:
+            return known
+        if kind == _RULE or self.theta is None:
+            pick = briscola.choose_card(hand, trick, self.opp, leader, 2, self.trump, None)
+            result = self.match if pick == card else (1.0 - self.match) / (len(hand) - 1)
+            self._memo[key] = result
+            return result
+        own = 0
+        for c in hand:
+            own |= 1 << c
+        unseen = _ALL & ~(own | self.seen[k])
+        probs = playmodel.probabilities(hand, trick, self.trump, unseen, self.stock[k], self.theta)
+        result = probs[hand.index(card)]
+        self._memo[key] = result
+        return result
+
+
+#: The rule-based kind's offset in the memo's keys (more than any play's index).
+_RULE = 64
+_ALL = (1 << 40) - 1
+
+
+def _play_context(view: View, opp: int) -> tuple[list[int], list[int]]:
+    """For each of ``opp``'s plays (``opponent_plays``' order): the cards it had seen
+    played before it plus the face-up card (a bit mask), and the cards left to draw."""
+    assert view.face_up is not None
+    seen = 1 << view.face_up
+    masks: list[int] = []
+    stocks: list[int] = []
+    tricks = [[c for _, c in t.plays] for t in view.tricks]
+    seats = [[s for s, _ in t.plays] for t in view.tricks]
+    tricks.append([c for _, c in view.current_trick])
+    seats.append([s for s, _ in view.current_trick])
+    for index, (cards, who) in enumerate(zip(tricks, seats, strict=True)):
+        for card, seat in zip(cards, who, strict=True):
+            if seat == opp:
+                masks.append(seen)
+                stocks.append(playmodel.stock_before(index))
+            seen |= 1 << card
+    return masks, stocks
+
+
+def _scaled(weights: list[float]) -> list[float]:
+    """``weights`` divided by the largest (the likelihoods of a whole smazzata's plays
+    are small numbers; the totals of the exact endgames are compared rounded)."""
+    top = max(weights, default=0.0)
+    return [w / top for w in weights] if top > 0.0 else weights
 
 
 def inferred_deals(
@@ -416,6 +554,8 @@ class ChampionPlayer(ExpertPlayer):
         depth: int = INFERENCE_DEPTH,
         match: float = MATCH,
         rollout_weights: Weights | None = ROLLOUT_WEIGHTS,
+        theta: Sequence[float] | None = playmodel.THETA,
+        share: float = SHARE,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -432,6 +572,11 @@ class ChampionPlayer(ExpertPlayer):
         #: uniform deals drawn for each one played out: esperto's ``candidates``)
         self.depth = depth
         self.match = match
+        #: the play model's θ (:mod:`game.players.playmodel`) and the chance the model
+        #: gives it against the rule-based card with probability ``match`` (None or 0:
+        #: that one only)
+        self.theta = theta
+        self.share = share
         #: two players: the rollout policy's weights (None: the rule-based policy)
         self.rollout_weights = rollout_weights
 
@@ -455,7 +600,7 @@ class ChampionPlayer(ExpertPlayer):
         )
 
     def _model(self, view: View) -> OpponentModel:
-        return OpponentModel(view, self.depth, self.match)
+        return OpponentModel(view, self.depth, self.match, self.theta, self.share)
 
     def _exact_applies(self, view: View) -> bool:
         if view.players == 2:
@@ -481,11 +626,17 @@ class ChampionPlayer(ExpertPlayer):
         legal = [parse_card(code[1:]) for code in view.legal]
         totals = dict.fromkeys(legal, 0.0)
         trick = [c for _, c in view.current_trick]
+        combos = list(itertools.combinations(sorted(pool), need))
+        weights = _scaled(
+            [
+                model.likelihood(sorted((*known, *combo))) if model is not None else 1.0
+                for combo in combos
+            ]
+        )
         worlds = 0
-        for combo in itertools.combinations(sorted(pool), need):
+        for combo, weight in zip(combos, weights, strict=True):
             theirs = sorted((*known, *combo))
             hidden = [c for c in pool if c not in combo]
-            weight = model.likelihood(theirs) if model is not None else 1.0
             worlds += 1
             if weight <= 0.0:
                 continue
@@ -508,9 +659,11 @@ class ChampionPlayer(ExpertPlayer):
         totals = dict.fromkeys(legal, 0.0)
         worlds = exact_worlds(view, rng, EXACT_WORLDS)
         model = self._model(view) if view.players == 2 and self.infer else None
-        for hands, stock in worlds:
-            # two players: each way the hidden cards can lie, weighted by the model
-            weight = model.likelihood(hands[1 - me]) if model is not None else 1.0
+        # two players: each way the hidden cards can lie, weighted by the model
+        weights = _scaled(
+            [model.likelihood(hands[1 - me]) if model is not None else 1.0 for hands, _ in worlds]
+        )
+        for (hands, stock), weight in zip(worlds, weights, strict=True):
             game = Endgame(
                 hands,
                 stock,
