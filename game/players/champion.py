@@ -32,8 +32,8 @@ players it adds:
   the exact last tricks, on 10,000 duplicate deals (20,000 smazzate, a fresh seed): the
   policy with trump power 1.5 scores 0.571 (0.565..0.578) and +4.5 card points a game
   against the rule-based one, 0.518 (0.512..0.524) against the policy's default weights
-  (the weights were chosen on another seed). The opponent model below still reads the
-  opponent with the rule-based card (``esperto`` plays it).
+  (the weights were chosen on another seed). The opponent model below reads the
+  opponent with its own play model and the rule-based card, not with this policy.
 * *Inference* (two players, :class:`OpponentModel`): ``CANDIDATES`` times more deals
   are drawn than played out, each weighted by how likely the opponent's plays of the
   smazzata (the last ``INFERENCE_DEPTH``: all of them) are from the hand it had in that
