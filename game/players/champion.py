@@ -68,7 +68,29 @@ at the end::
 Against the version before it on other deals, 0.637 (seed 3520) and 0.626 (seed
 3462), and the lead correction's 0.637 (seed 3570, below): +0.005 to +0.016, within
 one run's noise (+-0.02), at about twice the decision time. Still below 0.65, the
-issue's target.
+issue's target. A second run of the same snapshot on 1,000 other duplicate deals
+(``--seed 3583``, fixed before it, the rest as above; 01:08-01:56 UTC, load 2.5 at the
+start and 1.9 at the end, the test suite and the runs below beside it for its first 17
+minutes)::
+
+    wins-draws-losses 1258-51-691, score (draw 1/2) 0.642 (0.622..0.662),
+    card points a game +9.87 (+8.71..+11.03); decision mean 96 ms, p95 167 ms
+    (esperto 13 ms, 29 ms)
+
+The two runs together, 4,000 games: 2520-96-1384, 0.642 (about 0.628..0.656), +9.89
+card points a game (about +9.1..+10.7); the version before, its two runs together,
+0.632 and +8.6: +0.011 (about -0.009..+0.031), not established.
+
+Against the lower levels, this version and ``esperto`` on the same 100 duplicate deals
+(200 games each; ``--deals 100 --seed 3581 --b forte``, ``--seed 3582 --b normale``,
+seeds fixed before the runs, the rest as above without ``--progress``, from the same
+snapshot, 01:05-01:26 UTC, load 0.6-5.5 with the test suite beside them)::
+
+    against   player    wins-draws-losses  score (draw 1/2)     card points a game
+    forte     campione  125-6-69           0.640 (0.584..0.696)  +10.59 (+7.34..+13.84)
+    forte     esperto   112-5-83           0.573 (0.512..0.633)  +3.48 (-0.58..+7.54)
+    normale   campione  143-2-55           0.720 (0.658..0.782)  +13.97 (+10.17..+17.77)
+    normale   esperto   131-7-62           0.672 (0.609..0.736)  +10.02 (+5.66..+14.38)
 
 *Measured*, the version before (commit ed119c4: the policy's rollouts), the same 1,000
 duplicate deals = 2,000 games as the previous version's run below, seed fixed before
