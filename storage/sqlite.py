@@ -133,15 +133,15 @@ class _DirectTransaction(_Statements):
 
 def _run_body(
     db: SQLiteDatabase, raw: sqlite3.Connection, body: Callable[[Any], Coroutine[Any, Any, T]],
-    begin: str | None = "BEGIN IMMEDIATE",
+    transaction: bool = True,
 ) -> T:
     """On the calling thread: BEGIN IMMEDIATE, run ``body`` to completion, COMMIT (or
-    ROLLBACK and re-raise). ``begin=None``: one query, autocommit (its own read)."""
+    ROLLBACK and re-raise). ``transaction=False``: one query, autocommit (its own read)."""
     if raw.in_transaction:  # leftover of a failed rollback; never keep it
         raw.rollback()
     tx = _DirectTransaction(db, raw)
-    if begin is not None:
-        tx._run(begin)
+    if transaction:
+        tx._run("BEGIN IMMEDIATE")
     try:
         coro = body(tx)
         try:
@@ -151,7 +151,7 @@ def _run_body(
         else:
             coro.close()
             raise RuntimeError("run_transaction: the body awaited something other than tx")
-        if begin is not None:
+        if transaction:
             tx._run("COMMIT")
     except BaseException:
         try:
@@ -321,7 +321,7 @@ class SQLiteDatabase(Database):
 
         def read_now() -> Any:
             self._check_active()  # (fenced: under the lock, as an autocommit statement)
-            return self._attempt(read, None)
+            return self._attempt(read, transaction=False)
 
         outcome = await self._when_free(read_now)
         if outcome is _BUSY:
@@ -407,12 +407,12 @@ class SQLiteDatabase(Database):
                 done.set_exception(value)
 
     def _attempt(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
-                 begin: str | None = "BEGIN IMMEDIATE") -> T | object:
+                 transaction: bool = True) -> T | object:
         """With the lock held: ``body`` as one transaction right here, or :data:`_BUSY`
         if another process holds the database."""
         self._check_open()
         try:
-            return self._run_inline(body, begin)
+            return self._run_inline(body, transaction)
         except StorageUnavailable as e:
             if e.code != "locked":
                 raise
@@ -453,7 +453,7 @@ class SQLiteDatabase(Database):
             raise
 
     def _run_inline(self, body: Callable[[Executor], Coroutine[Any, Any, T]],
-                    begin: str | None = "BEGIN IMMEDIATE") -> T:
+                    transaction: bool = True) -> T:
         """Run ``body`` as one transaction right here, on the event loop's thread.
 
         A move is a handful of statements (well under a millisecond): handing it to
@@ -472,8 +472,8 @@ class SQLiteDatabase(Database):
         except sqlite3.Error as e:
             raise translate_sqlite_error(e, "PRAGMA") from e
         try:
-            result = _run_body(self, raw, body, begin)
-            if begin is not None:  # (a read commits nothing)
+            result = _run_body(self, raw, body, transaction)
+            if transaction:  # (a read commits nothing)
                 self._checkpoint_now_and_then()
             return result
         finally:
