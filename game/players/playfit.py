@@ -34,9 +34,9 @@ from game.actions import PlayCard
 from game.engine import Game
 from game.options import TableOptions
 from game.players import Player, briscola, create_player
-from game.players.champion import ChampionPlayer
+from game.players.champion import ChampionPlayer, unseen_cards
 from game.players.common import map_jobs
-from game.players.playmodel import FEATURES, digest, features, stock_before
+from game.players.playmodel import FEATURES, digest, features, softmax, stock_before
 
 #: The pairs of players whose games are fitted.
 PAIRS = (
@@ -59,7 +59,6 @@ OLD_MATCH = 0.9
 #: One play: player, game seed, hand, cards on the table, trump, unseen cards (mask),
 #: cards left to draw, card played.
 Play = tuple[str, int, tuple[int, ...], tuple[int, ...], int, int, int, int]
-_ALL = (1 << 40) - 1
 
 
 def game_plays(task: tuple[int, int, int]) -> list[Play]:
@@ -79,16 +78,8 @@ def game_plays(task: tuple[int, int, int]) -> list[Play]:
         view = game.view(seat)
         action = players[seat].choose(view)
         if view.phase == "play" and len(view.legal) > 1 and view.trump is not None:
-            assert view.face_up is not None
-            known = 1 << view.face_up
-            for card in view.hand:
-                known |= 1 << card
-            for trick in view.tricks:
-                for _, card in trick.plays:
-                    known |= 1 << card
             table = tuple(c for _, c in view.current_trick)
-            for card in table:
-                known |= 1 << card
+            unseen = sum(1 << card for card in unseen_cards(view))
             assert isinstance(action, PlayCard)
             chosen = action.card
             plays.append(
@@ -98,7 +89,7 @@ def game_plays(task: tuple[int, int, int]) -> list[Play]:
                     tuple(view.hand),
                     table,
                     view.trump,
-                    _ALL & ~known,
+                    unseen,
                     stock_before(len(view.tricks)),
                     chosen,
                 )
@@ -133,19 +124,11 @@ def samples(plays: Sequence[Play]) -> list[_Sample]:
     return out
 
 
-def _probabilities(rows: list[list[tuple[int, float]]], theta: Sequence[float]) -> list[float]:
-    scores = [sum(theta[i] * v for i, v in row) for row in rows]
-    top = max(scores)
-    exps = [math.exp(s - top) for s in scores]
-    total = sum(exps)
-    return [e / total for e in exps]
-
-
 def log_likelihood(data: Sequence[_Sample], theta: Sequence[float]) -> float:
     """The weighted log-likelihood of the plays, minus the L2 penalty."""
     total = -0.5 * DECAY * sum(t * t for t in theta)
     for weight, rows, chosen in data:
-        total += weight * math.log(_probabilities(rows, theta)[chosen])
+        total += weight * math.log(softmax(rows, theta)[chosen])
     return total
 
 
@@ -158,7 +141,7 @@ def fit(data: Sequence[_Sample]) -> list[float]:
         grad = [-DECAY * t for t in theta]
         hess = [[DECAY if i == j else 0.0 for j in range(n)] for i in range(n)]
         for weight, rows, chosen in data:
-            probs = _probabilities(rows, theta)
+            probs = softmax(rows, theta)
             mean: dict[int, float] = {}
             for p, row in zip(probs, rows, strict=True):
                 for i, v in row:
@@ -218,7 +201,7 @@ def judge(
         kind, _deal, hand, table, trump = play[:5]
         pick = briscola.choose_card(hand, table, 0, 0 if not table else 1, 2, trump, None)
         old = OLD_MATCH if hand[chosen] == pick else (1 - OLD_MATCH) / (len(hand) - 1)
-        new = math.log(_probabilities(rows, theta)[chosen])
+        new = math.log(softmax(rows, theta)[chosen])
         sums = out.setdefault(kind, [0, 0.0, 0.0, 0.0])
         sums[0] += 1
         sums[1] += new

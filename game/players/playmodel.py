@@ -216,11 +216,13 @@ def probabilities(
     player Briscola who holds ``hand``, has not seen the cards of ``unseen`` (a bit
     mask) and plays after ``trick`` with ``stock`` cards left to draw."""
     pick = briscola.choose_card(hand, trick, 0, 0 if not trick else 1, 2, trump, None)
-    scores = []
-    for card in hand:
-        scores.append(
-            sum(theta[i] * v for i, v in features(card, hand, trick, trump, unseen, stock, pick))
-        )
+    rows = [features(card, hand, trick, trump, unseen, stock, pick) for card in hand]
+    return softmax(rows, theta)
+
+
+def softmax(rows: Sequence[Sequence[tuple[int, float]]], theta: Sequence[float]) -> list[float]:
+    """Each card's chance from its sparse features ``rows`` (:func:`features`)."""
+    scores = [sum(theta[i] * v for i, v in row) for row in rows]
     top = max(scores)
     weights = [math.exp(s - top) for s in scores]
     total = sum(weights)
@@ -234,5 +236,6 @@ __all__ = [
     "digest",
     "features",
     "probabilities",
+    "softmax",
     "stock_before",
 ]
