@@ -290,7 +290,8 @@ def test_a_campione_briscola_decision_is_the_same_compiled_or_not(
 @needs_compiled
 def test_the_compiled_opponent_and_play_models_weigh_every_hand_as_their_source() -> None:
     """Two-player Briscola: the compiled opponent model's likelihood of the opponent's
-    plays (both kinds of player, and each alone) and the compiled play model's chances
+    plays (both kinds of player, and each alone) and its chances of each answer to a
+    lead, the compiled rollout given that answer, and the compiled play model's chances
     and features equal their sources' to the last bit, on sampled hands at every
     decision of a rule-based game."""
     source, source_model = pure(opponent), pure(playmodel)
@@ -313,6 +314,23 @@ def test_the_compiled_opponent_and_play_models_weigh_every_hand_as_their_source(
                 value = compiled_model.likelihood(hand)
                 assert source_opponent.likelihood(hand) == value  # bit for bit
                 weighed += 1 if value else 0
+                if hand and view.hand:
+                    led, stock = view.hand[0], view.stock_count
+                    assert source_opponent.reply_chances(
+                        hand, led, stock
+                    ) == compiled_model.reply_chances(hand, led, stock)
+        if not view.current_trick and view.stock_count > 0 and len(hands[0]) > 1:
+            # the rollout given the opponent's answer to the lead
+            world, stock_order = briscola.sample_world(view, rng)
+            first, reply = view.hand[-1], world[opp][-1]
+            for weights in (champion.ROLLOUT_WEIGHTS, None):
+                assert pure(briscola).rollout(
+                    view, [list(h) for h in world], list(stock_order), first, view.seat,
+                    {}, weights, reply,
+                ) == briscola.rollout(
+                    view, [list(h) for h in world], list(stock_order), first, view.seat,
+                    {}, weights, reply,
+                )  # fmt: skip
         unseen = ((1 << 40) - 1) & ~(sum(1 << c for c in view.hand) | (1 << view.face_up))
         trick = [c for _, c in view.current_trick]
         for hand in [tuple(view.hand), *(tuple(h) for h in hands if h)]:

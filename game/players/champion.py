@@ -280,7 +280,7 @@ from game.actions import Action, parse_action
 from game.cards import card_code, parse_card
 from game.players import briscola, playmodel
 from game.players.common import decision_rng
-from game.players.endgame import DrawSolver, Endgame, card_values
+from game.players.endgame import DrawSolver, Endgame, LastMemo, card_values
 from game.players.expert import ExpertPlayer
 from game.players.inference import resample
 from game.players.opponent import MATCH, SHARE, OpponentModel
@@ -303,6 +303,10 @@ INFERENCE_DEPTH = 20
 #: Two players: the middle game's rollouts are played by the chiamata players' policy
 #: (:func:`game.players.briscola.policy_card`) with these weights, for both seats.
 ROLLOUT_WEIGHTS = Weights(power=1.5)
+#: Two players, leading in the middle game: the opponent's answer taken in expectation
+#: over the opponent model's chances (answers below ``REPLY_FLOOR`` left out).
+REPLIES = True
+REPLY_FLOOR = 0.03
 
 
 def outcome(points: int, players: int, others: int = 0) -> float:
@@ -443,6 +447,7 @@ class ChampionPlayer(ExpertPlayer):
         rollout_weights: Weights | None = ROLLOUT_WEIGHTS,
         theta: Sequence[float] | None = playmodel.THETA,
         share: float = SHARE,
+        replies: bool = REPLIES,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -466,6 +471,9 @@ class ChampionPlayer(ExpertPlayer):
         self.share = share
         #: two players: the rollout policy's weights (None: the rule-based policy)
         self.rollout_weights = rollout_weights
+        #: two players, leading: the opponent's answer in expectation over the opponent
+        #: model (:meth:`_lead_search`), not the rollout policy's
+        self.replies = replies
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -478,13 +486,52 @@ class ChampionPlayer(ExpertPlayer):
         self.last_worlds = self.worlds
         deals = None
         if view.players == 2 and self.infer:
-            deals = inferred_deals(view, rng, self.worlds, self.candidates, self._model(view))
+            model = self._model(view)
+            deals = inferred_deals(view, rng, self.worlds, self.candidates, model)
+            if self.replies and not view.current_trick:
+                return parse_action(self._lead_search(view, deals, model))
         weights = self.rollout_weights if view.players == 2 else None
         return parse_action(
             briscola.search_code(
                 view, rng, self.worlds, exact_end=True, deals=deals, weights=weights
             )
         )
+
+    def _lead_search(
+        self, view: View, deals: list[tuple[briscola.Deal, int]], model: OpponentModel
+    ) -> str:
+        """Two players, leading in the middle game: each card's value over the deals,
+        the opponent's answer in each deal taken in expectation over the opponent
+        model's chances (:meth:`OpponentModel.reply_chances`; answers less likely than
+        ``REPLY_FLOOR`` are left out), each line then finished by the rollouts."""
+        me = view.seat
+        assert me is not None
+        opp = 1 - me
+        legal = [parse_card(code[1:]) for code in view.legal]
+        totals = [0.0] * len(legal)
+        memo: LastMemo = {}
+        for (hands, stock), count in deals:
+            theirs = hands[opp]
+            for i, card in enumerate(legal):
+                chances = model.reply_chances(theirs, card, view.stock_count)
+                kept = [(c, p) for c, p in zip(theirs, chances, strict=True) if p >= REPLY_FLOOR]
+                mass = sum(p for _, p in kept)
+                value = 0.0
+                for reply, chance in kept:
+                    mine, _ = briscola.rollout(
+                        view,
+                        [list(h) for h in hands],
+                        list(stock),
+                        card,
+                        me,
+                        memo,
+                        self.rollout_weights,
+                        reply,
+                    )
+                    value += chance * outcome(mine, 2)
+                totals[i] += count * value / mass
+        best = max(range(len(legal)), key=totals.__getitem__)
+        return "c" + card_code(legal[best])
 
     def _model(self, view: View) -> OpponentModel:
         return OpponentModel(view, self.depth, self.match, self.theta, self.share)

@@ -92,14 +92,42 @@ class OpponentModel:
         self._memo: dict[tuple[int, tuple[int, ...]], float] = {}
 
     def likelihood(self, hand: list[int]) -> float:
+        model, rule = self.kinds(hand)
+        return model + rule
+
+    def kinds(self, hand: list[int]) -> tuple[float, float]:
+        """The likelihood of the plays from ``hand`` and each kind of player, times its
+        prior chance: (the play model's, the rule-based card's)."""
         after = tuple(sorted(hand))
         last = len(self.plays) - 1
-        total = 0.0
+        model = rule = 0.0
         if self.share > 0.0:
-            total += self.share * self._before(last, after, 0)
+            model = self.share * self._before(last, after, 0)
         if self.share < 1.0:
-            total += (1.0 - self.share) * self._before(last, after, _RULE)
-        return total
+            rule = (1.0 - self.share) * self._before(last, after, _RULE)
+        return model, rule
+
+    def reply_chances(self, hand: list[int], led: int, stock: int) -> list[float]:
+        """The chance of each card of ``hand`` (its order) as the opponent's answer to
+        ``led``, ``stock`` cards left to draw: the two kinds' chances mixed by how
+        likely each kind is given the opponent's plays so far from this hand."""
+        model, rule = self.kinds(hand)
+        total = model + rule
+        own = model / total if total > 0.0 else self.share
+        chances = [0.0] * len(hand)
+        if len(hand) == 1:
+            return [1.0]
+        if own > 0.0 and self.theta is not None:
+            probs = playmodel.probabilities(hand, [led], self.trump, 0, stock, self.theta)
+            for i in range(len(hand)):
+                chances[i] += own * probs[i]
+        else:
+            own = 0.0
+        pick = briscola.choose_card(hand, [led], self.opp, 1 - self.opp, 2, self.trump, None)
+        rest = (1.0 - self.match) / (len(hand) - 1)
+        for i, card in enumerate(hand):
+            chances[i] += (1.0 - own) * (self.match if card == pick else rest)
+        return chances
 
     def _before(self, k: int, after: tuple[int, ...], kind: int) -> float:
         """The likelihood of plays 0..k under one kind of player (0: the play model,
