@@ -4,7 +4,8 @@ Everything else about the package is in pyproject.toml. ``game/players/policy.py
 rollout policy), ``sim.py`` (the rollouts' simulator), ``sampling.py`` and
 ``inference.py`` (the deals sampled and weighted), ``bidding.py`` and ``heuristic.py``
 (the hand model the inference reads the auction with), ``briscola.py`` and
-``endgame.py`` (plain Briscola's rollouts and exact endgames) are compiled by mypyc into C
+``endgame.py`` (plain Briscola's rollouts and exact endgames), ``playmodel.py`` and
+``opponent.py`` (two-player ``campione``'s opponent model) are compiled by mypyc into C
 extensions with the same behaviour (tests/test_players_compiled.py checks each compiled
 module against its source). The compiled modules call one another natively. The
 extensions are optional: without a C compiler, or with BRISCOLA_PURE_PYTHON=1, the
@@ -27,6 +28,8 @@ COMPILED = [
     "game/players/inference.py",
     "game/players/briscola.py",
     "game/players/endgame.py",
+    "game/players/playmodel.py",
+    "game/players/opponent.py",
 ]
 MYPY_FLAGS = ["--follow-imports=silent", "--ignore-missing-imports"]
 

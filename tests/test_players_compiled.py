@@ -1,11 +1,11 @@
 """The computer players' compiled modules (setup.py: mypyc) behave as their source.
 
 ``pip install -e .`` compiles ``game.players.policy``, ``bidding``, ``heuristic``, ``sim``,
-``sampling``, ``inference``, ``briscola`` and ``endgame`` into C extensions when a C
-compiler is there. Each compiled module is checked here against its own source, loaded as
-a plain Python module beside it (:mod:`tests.core.compiled`): the same cards, the same
-values to the last bit, the same bids, the same deals and weights, on the decisions of
-real games in every variant. In a pure Python install (no compiler, or
+``sampling``, ``inference``, ``briscola``, ``endgame``, ``playmodel`` and ``opponent`` into
+C extensions when a C compiler is there. Each compiled module is checked here against its
+own source, loaded as a plain Python module beside it (:mod:`tests.core.compiled`): the
+same cards, the same values to the last bit, the same bids, the same deals and weights,
+on the decisions of real games in every variant. In a pure Python install (no compiler, or
 BRISCOLA_PURE_PYTHON=1) there is nothing to compare and these tests are skipped.
 """
 
@@ -20,7 +20,18 @@ import pytest
 from game.cards import parse_card
 from game.engine import Game
 from game.options import TableOptions
-from game.players import bidding, briscola, champion, endgame, heuristic, inference, sampling, sim
+from game.players import (
+    bidding,
+    briscola,
+    champion,
+    endgame,
+    heuristic,
+    inference,
+    opponent,
+    playmodel,
+    sampling,
+    sim,
+)
 from game.players.champion import ChampionPlayer
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
@@ -260,6 +271,7 @@ def test_a_campione_briscola_decision_is_the_same_compiled_or_not(
     source_briscola, source_endgame = pure(briscola), pure(endgame)
     monkeypatch.setattr(champion, "briscola", source_briscola)
     monkeypatch.setattr(champion, "resample", pure(inference).resample)
+    monkeypatch.setattr(champion, "OpponentModel", pure(opponent).OpponentModel)
     for name in ("DrawSolver", "Endgame", "card_values"):
         monkeypatch.setattr(champion, name, getattr(source_endgame, name))
     rollouts = 0
@@ -273,6 +285,65 @@ def test_a_campione_briscola_decision_is_the_same_compiled_or_not(
     monkeypatch.setattr(source_briscola, "rollout", rollout)
     assert [ChampionPlayer(seed=2, worlds=60).choose(v) for v in chosen] == compiled
     assert rollouts > 0  # the sources were used
+
+
+@needs_compiled
+def test_the_compiled_opponent_and_play_models_weigh_every_hand_as_their_source() -> None:
+    """Two-player Briscola: the compiled opponent model's likelihood of the opponent's
+    plays (both kinds of player, and each alone) and its chances of each answer to a
+    lead, the compiled rollout given that answer, and the compiled play model's chances
+    and features equal their sources' to the last bit, on sampled hands at every
+    decision of a rule-based game."""
+    source, source_model = pure(opponent), pure(playmodel)
+    rng = random.Random(13)
+    weighed = rows = 0
+    for view in views(["game=briscola", "players=2"], 1):
+        if view.seat is None or view.trump is None or view.face_up is None or not view.legal:
+            continue
+        opp = 1 - view.seat
+        hands = [briscola.sample_world(view, rng)[0][opp] for _ in range(8)]
+        for kwargs in (
+            {"depth": 20},
+            {"depth": 4, "share": 1.0},
+            {"depth": 20, "share": 0.0},
+            {"depth": 20, "theta": None},
+        ):
+            compiled_model = opponent.OpponentModel(view, **kwargs)
+            source_opponent = source.OpponentModel(view, **kwargs)
+            for hand in hands:
+                value = compiled_model.likelihood(hand)
+                assert source_opponent.likelihood(hand) == value  # bit for bit
+                weighed += 1 if value else 0
+                if hand and view.hand:
+                    led, stock = view.hand[0], view.stock_count
+                    assert source_opponent.reply_chances(
+                        hand, led, stock
+                    ) == compiled_model.reply_chances(hand, led, stock)
+        if not view.current_trick and view.stock_count > 0 and len(hands[0]) > 1:
+            # the rollout given the opponent's answer to the lead
+            world, stock_order = briscola.sample_world(view, rng)
+            first, reply = view.hand[-1], world[opp][-1]
+            for weights in (champion.ROLLOUT_WEIGHTS, None):
+                assert pure(briscola).rollout(
+                    view, [list(h) for h in world], list(stock_order), first, view.seat,
+                    {}, weights, reply,
+                ) == briscola.rollout(
+                    view, [list(h) for h in world], list(stock_order), first, view.seat,
+                    {}, weights, reply,
+                )  # fmt: skip
+        unseen = ((1 << 40) - 1) & ~(sum(1 << c for c in view.hand) | (1 << view.face_up))
+        trick = [c for _, c in view.current_trick]
+        for hand in [tuple(view.hand), *(tuple(h) for h in hands if h)]:
+            stock = view.stock_count
+            assert source_model.probabilities(
+                hand, trick, view.trump, unseen, stock
+            ) == playmodel.probabilities(hand, trick, view.trump, unseen, stock)
+            for card in hand:
+                assert source_model.features(
+                    card, hand, trick, view.trump, unseen, stock, hand[0]
+                ) == playmodel.features(card, hand, trick, view.trump, unseen, stock, hand[0])
+                rows += 1
+    assert weighed > 500 and rows > 500
 
 
 def test_a_compiled_module_is_not_older_than_its_source() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from game import Game, TableOptions
 from game.players import briscola, playfit, playmodel
-from game.players.champion import OpponentModel, inferred_deals, unseen_cards
+from game.players.champion import MATCH, OpponentModel, inferred_deals, unseen_cards
 from game.players.heuristic import HeuristicPlayer
 from game.view import View
 
@@ -165,3 +165,35 @@ def test_the_fit_raises_the_likelihood_of_plays_and_judges_each_player() -> None
     judged = playfit.judge(plays, theta)
     n, new, old, uniform = judged["normale"]
     assert n == len(plays) and new > uniform and old > uniform
+
+
+def test_the_answers_to_a_lead_are_weighed_by_how_likely_each_kind_of_player_is() -> None:
+    """The opponent's chances of answering a lead sum to one over its hand; a model of
+    the rule-based card alone gives that card ``match``; an opponent whose plays so far
+    were all the rule-based card is read as that kind (its answer is the rule-based
+    card's, more than under the even prior), one whose plays were not, as the play
+    model's."""
+    checked = 0
+    for game, seat, view in _positions(range(70, 72)):
+        if view.current_trick or view.stock_count <= 4 or len(view.tricks) < 4:
+            continue
+        assert view.trump is not None
+        theirs = list(game.hands[1 - seat])
+        led = view.hand[0]
+        model = OpponentModel(view, depth=20)
+        chances = model.reply_chances(theirs, led, view.stock_count)
+        assert len(chances) == len(theirs)
+        assert all(0.0 < c < 1.0 for c in chances)
+        assert math.isclose(sum(chances), 1.0, rel_tol=1e-12)
+        pick = briscola.choose_card(theirs, [led], 1 - seat, seat, 2, view.trump, None)
+        rule = OpponentModel(view, depth=20, theta=None).reply_chances(
+            theirs, led, view.stock_count
+        )
+        assert rule[theirs.index(pick)] == MATCH
+        # the opponent is normale (the rule-based card): its plays say so
+        model_share, rule_share = model.kinds(theirs)
+        assert rule_share > model_share
+        assert chances[theirs.index(pick)] > 0.5 * MATCH
+        checked += 1
+    assert checked >= 5
+    assert OpponentModel(view).reply_chances([5], 3, 0) == [1.0]

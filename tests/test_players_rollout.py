@@ -103,6 +103,40 @@ def test_a_policy_rollout_plays_what_each_seat_would_from_its_own_view() -> None
     assert checked == 40
 
 
+def test_a_rollout_given_the_answer_to_a_lead_plays_it_then_the_policy() -> None:
+    """Leading with a ``reply``: the opponent answers with that card (any of its hand),
+    then every card is the policy's, as through the engine; given the policy's own
+    answer, the rollout is the one without a ``reply``."""
+    checked = 0
+    for seed, game, me, view in _positions(60):
+        if view.current_trick:
+            continue
+        first = parse_card(view.legal[seed % len(view.legal)][1:])
+        theirs = game.hands[1 - me]
+        reply = theirs[seed % len(theirs)]
+        hands, stock = [list(h) for h in game.hands], list(game.stock)
+        expected = briscola.rollout(view, hands, stock, first, me, None, ROLLOUT_WEIGHTS, reply)
+        replay = game.clone()
+        replay.apply(me, PlayCard(first))
+        answer = _from_view(replay.view(1 - me))
+        replay.apply(1 - me, PlayCard(reply))
+        while not replay.scored_count:
+            seat = replay.current_seat()
+            assert seat is not None
+            replay.apply(seat, PlayCard(_from_view(replay.view(seat))))
+        scored = next(e for e in replay.history if isinstance(e, BriscolaScored))
+        mine = scored.points[[me in side for side in scored.sides].index(True)]
+        assert expected == (mine, 120 - mine)
+        hands, stock = [list(h) for h in game.hands], list(game.stock)
+        assert briscola.rollout(
+            view, hands, stock, first, me, None, ROLLOUT_WEIGHTS, answer
+        ) == briscola.rollout(
+            view, [list(h) for h in game.hands], list(game.stock), first, me, None, ROLLOUT_WEIGHTS
+        )
+        checked += 1
+    assert checked >= 15
+
+
 def test_the_policy_never_looks_at_the_other_hand() -> None:
     rng = random.Random(3)
     for _seed, game, me, view in _positions(60):

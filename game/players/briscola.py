@@ -195,13 +195,15 @@ def rollout(
     me: int,
     memo: LastMemo | None = None,
     weights: Weights | None = None,
+    reply: int = -1,
 ) -> tuple[int, int]:
     """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
     (my side's card points, the most points of any other side). With ``memo`` (two
     players only) the tricks after the last draw, where both hands are known, are
     played exactly (:func:`game.players.endgame.last_tricks`) instead. With
     ``weights`` (two players only) every seat plays :func:`policy_card` instead of the
-    heuristic."""
+    heuristic. ``reply`` (two players, ``me`` leading; -1: none): the other seat's card
+    in this trick, played instead of its policy's."""
     n = view.players
     trump = view.trump
     assert trump is not None
@@ -229,6 +231,8 @@ def rollout(
             hand = hands[seat]
             if forced is not None and seat == me:
                 card, forced = forced, None
+            elif reply >= 0 and seat != me:
+                card, reply = reply, -1
             elif weights is not None:
                 card = policy_card(hands, seat, trick, leader, trump, sight, tricks_left, weights)
             else:

@@ -121,11 +121,14 @@ def features(
     unseen: int,
     stock: int,
     pick: int,
+    takers: int = -1,
 ) -> list[tuple[int, float]]:
     """The non-zero features of playing ``card`` from ``hand`` (index into
     :data:`FEATURES`, value). ``trick``: the cards already on the table (empty when
     leading); ``unseen``: the cards the player has not seen, as a bit mask; ``stock``:
-    cards left to draw; ``pick``: the rule-based player's card for this hand."""
+    cards left to draw; ``pick``: the rule-based player's card for this hand;
+    ``takers``: the hand's cards that would take the trick (:func:`takers`; computed
+    when not given)."""
     points = CARD_POINTS[card] / 11.0
     is_trump = card // 10 == trump
     stage = stock / STOCK_2P
@@ -157,7 +160,9 @@ def features(
         if card == pick:
             out.append((10, 1.0))
         return out
-    wins = trick_winner_index([*trick, card], trump) == len(trick)
+    if takers < 0:
+        takers = _takers(hand, trick, trump)
+    wins = takers >> card & 1 == 1
     led = sum(CARD_POINTS[c] for c in trick) / 11.0
     if wins:
         out.append((_F + 0, 1.0))
@@ -169,9 +174,7 @@ def features(
             if stage:
                 out.append((_F + 10, stage))
         cheaper = any(
-            o != card
-            and trick_winner_index([*trick, o], trump) == len(trick)
-            and _cost(o, trump) < _cost(card, trump)
+            o != card and takers >> o & 1 == 1 and _cost(o, trump) < _cost(card, trump)
             for o in hand
         )
         if not cheaper:
@@ -199,6 +202,15 @@ def features(
     return out
 
 
+def _takers(hand: Sequence[int], trick: Sequence[int], trump: int) -> int:
+    """The cards of ``hand`` that would take ``trick`` (a bit mask)."""
+    mask = 0
+    for card in hand:
+        if trick_winner_index([*trick, card], trump) == len(trick):
+            mask |= 1 << card
+    return mask
+
+
 def _cost(card: int, trump: int) -> tuple[bool, int, int]:
     """What taking with ``card`` gives up: a trump, then points, then strength."""
     return (card // 10 == trump, CARD_POINTS[card], -(card % 10))
@@ -216,7 +228,8 @@ def probabilities(
     player Briscola who holds ``hand``, has not seen the cards of ``unseen`` (a bit
     mask) and plays after ``trick`` with ``stock`` cards left to draw."""
     pick = briscola.choose_card(hand, trick, 0, 0 if not trick else 1, 2, trump, None)
-    rows = [features(card, hand, trick, trump, unseen, stock, pick) for card in hand]
+    takers = _takers(hand, trick, trump) if trick else 0
+    rows = [features(card, hand, trick, trump, unseen, stock, pick, takers) for card in hand]
     return softmax(rows, theta)
 
 
