@@ -118,6 +118,7 @@ class OpponentModel:
         if len(hand) == 1:
             return [1.0]
         if own > 0.0 and self.theta is not None:
+            # no unseen cards given: the play model reads them only for a lead
             probs = playmodel.probabilities(hand, [led], self.trump, 0, stock, self.theta)
             for i in range(len(hand)):
                 chances[i] += own * probs[i]
