@@ -21,7 +21,7 @@ per card point of its side (common random worlds for every card).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
 from game.players import policy
@@ -265,6 +265,9 @@ def rollout(
 
 #: A sampled world: every hand, and the stock in draw order.
 Deal = tuple[list[list[int]], list[int]]
+#: Two players, leading: the other seat's answers to a card in a deal's hands, each with
+#: its chance (a search weighs them instead of the rollout policy's one answer).
+Answers = Callable[[list[list[int]], int], list[tuple[int, float]]]
 
 
 def search_code(
@@ -274,11 +277,13 @@ def search_code(
     exact_end: bool = False,
     deals: Sequence[tuple[Deal, int]] | None = None,
     weights: Weights | None = None,
+    answers: Answers | None = None,
 ) -> str:
     """The legal card with the best average outcome over ``worlds`` sampled deals (or
     over ``deals``, each with its multiplicity). With ``exact_end`` and two players,
     rollouts end with the exact last tricks; with ``weights`` (two players) they are
-    played by :func:`policy_card`."""
+    played by :func:`policy_card`. With ``answers`` (two players, leading) a card's
+    value in a deal is the average over the other seat's answers, by their chances."""
     me = view.seat
     assert me is not None
     legal = [_card(code) for code in view.legal]
@@ -291,13 +296,29 @@ def search_code(
         deals = [(sample_world(view, rng), 1) for _ in range(worlds)]
     for (hands, stock), count in deals:
         for i, card in enumerate(legal):
-            mine, others = rollout(
-                view, [list(h) for h in hands], list(stock), card, me, memo, weights
-            )
-            if majority:
-                result = 1 if mine > 60 else 0 if mine == 60 else -1
-            else:
-                result = 1 if mine > others else 0 if mine == others else -1
-            totals[i] += count * (result + 0.01 * mine)
+            if answers is None:
+                mine, others = rollout(
+                    view, [list(h) for h in hands], list(stock), card, me, memo, weights
+                )
+                totals[i] += count * rollout_value(mine, others, majority)
+                continue
+            value = mass = 0.0
+            for reply, chance in answers(hands, card):
+                mine, others = rollout(
+                    view, [list(h) for h in hands], list(stock), card, me, memo, weights, reply
+                )
+                value += chance * rollout_value(mine, others, majority)
+                mass += chance
+            totals[i] += count * value / mass
     best = max(range(len(legal)), key=totals.__getitem__)
     return "c" + _code(legal[best])
+
+
+def rollout_value(mine: int, others: int, majority: bool) -> float:
+    """A rollout's value for ``me``: win +1, patta 0, loss −1 (against 60 points with a
+    majority to reach, else against the best other side), plus 0.01 a card point."""
+    if majority:
+        result = 1 if mine > 60 else 0 if mine == 60 else -1
+    else:
+        result = 1 if mine > others else 0 if mine == others else -1
+    return result + 0.01 * mine

@@ -49,9 +49,9 @@ players it adds:
   a carico through probably had nothing cheap to take it with; one that led a trump
   probably had no liscio. The exact endgames weight their worlds the same way.
 
-* *The answer to a lead* (two players, leading in the middle game,
-  :meth:`ChampionPlayer._lead_search`): in each deal the opponent's answer to each card
-  is taken in expectation over the opponent model's chances
+* *The answer to a lead* (two players, leading in the middle game, the ``answers`` of
+  :func:`game.players.briscola.search_code`): in each deal the opponent's answer to each
+  card is taken in expectation over the opponent model's chances
   (:meth:`game.players.opponent.OpponentModel.reply_chances`: the play model's and the
   rule-based card's, mixed by how likely each kind is given the opponent's plays so far
   from the hand it holds in that deal; answers below ``REPLY_FLOOR`` left out), each
@@ -336,7 +336,7 @@ from game.actions import Action, parse_action
 from game.cards import card_code, parse_card
 from game.players import briscola, playmodel
 from game.players.common import decision_rng
-from game.players.endgame import DrawSolver, Endgame, LastMemo, card_values
+from game.players.endgame import DrawSolver, Endgame, card_values
 from game.players.expert import ExpertPlayer
 from game.players.inference import resample
 from game.players.opponent import MATCH, SHARE, OpponentModel
@@ -365,14 +365,27 @@ REPLIES = True
 REPLY_FLOOR = 0.03
 
 
+def _answers(view: View, model: OpponentModel) -> briscola.Answers:
+    """Two players, leading in the middle game: the opponent's answers to a card in a
+    deal, by the opponent model's chances (:meth:`OpponentModel.reply_chances`), the
+    answers less likely than ``REPLY_FLOOR`` left out (:func:`briscola.search_code`
+    weighs each line by its chance)."""
+    assert view.seat is not None
+    opp = 1 - view.seat
+    stock = view.stock_count
+
+    def answers(hands: list[list[int]], led: int) -> list[tuple[int, float]]:
+        theirs = hands[opp]
+        chances = model.reply_chances(theirs, led, stock)
+        return [(c, p) for c, p in zip(theirs, chances, strict=True) if p >= REPLY_FLOOR]
+
+    return answers
+
+
 def outcome(points: int, players: int, others: int = 0) -> float:
     """A smazzata's value for a side with ``points`` (``others``: the best other side's
     points, used with three players): win +1, patta 0, loss −1, plus 0.01 a point."""
-    if players == 3:
-        result = 1 if points > others else 0 if points == others else -1
-    else:
-        result = 1 if points > 60 else 0 if points == 60 else -1
-    return result + 0.01 * points
+    return briscola.rollout_value(points, others, players != 3)
 
 
 def side_points(view: View, seat: int) -> int:
@@ -528,7 +541,7 @@ class ChampionPlayer(ExpertPlayer):
         #: two players: the rollout policy's weights (None: the rule-based policy)
         self.rollout_weights = rollout_weights
         #: two players, leading: the opponent's answer in expectation over the opponent
-        #: model (:meth:`_lead_search`), not the rollout policy's
+        #: model (:func:`_answers`), not the rollout policy's
         self.replies = replies
 
     def choose(self, view: View) -> Action:
@@ -541,53 +554,24 @@ class ChampionPlayer(ExpertPlayer):
             return parse_action(self._exact(view, rng))
         self.last_worlds = self.worlds
         deals = None
+        answers = None
         if view.players == 2 and self.infer:
             model = self._model(view)
             deals = inferred_deals(view, rng, self.worlds, self.candidates, model)
             if self.replies and not view.current_trick:
-                return parse_action(self._lead_search(view, deals, model))
+                answers = _answers(view, model)
         weights = self.rollout_weights if view.players == 2 else None
         return parse_action(
             briscola.search_code(
-                view, rng, self.worlds, exact_end=True, deals=deals, weights=weights
+                view,
+                rng,
+                self.worlds,
+                exact_end=True,
+                deals=deals,
+                weights=weights,
+                answers=answers,
             )
         )
-
-    def _lead_search(
-        self, view: View, deals: list[tuple[briscola.Deal, int]], model: OpponentModel
-    ) -> str:
-        """Two players, leading in the middle game: each card's value over the deals,
-        the opponent's answer in each deal taken in expectation over the opponent
-        model's chances (:meth:`OpponentModel.reply_chances`; answers less likely than
-        ``REPLY_FLOOR`` are left out), each line then finished by the rollouts."""
-        me = view.seat
-        assert me is not None
-        opp = 1 - me
-        legal = [parse_card(code[1:]) for code in view.legal]
-        totals = [0.0] * len(legal)
-        memo: LastMemo = {}
-        for (hands, stock), count in deals:
-            theirs = hands[opp]
-            for i, card in enumerate(legal):
-                chances = model.reply_chances(theirs, card, view.stock_count)
-                kept = [(c, p) for c, p in zip(theirs, chances, strict=True) if p >= REPLY_FLOOR]
-                mass = sum(p for _, p in kept)
-                value = 0.0
-                for reply, chance in kept:
-                    mine, _ = briscola.rollout(
-                        view,
-                        [list(h) for h in hands],
-                        list(stock),
-                        card,
-                        me,
-                        memo,
-                        self.rollout_weights,
-                        reply,
-                    )
-                    value += chance * outcome(mine, 2)
-                totals[i] += count * value / mass
-        best = max(range(len(legal)), key=totals.__getitem__)
-        return "c" + card_code(legal[best])
 
     def _model(self, view: View) -> OpponentModel:
         return OpponentModel(view, self.depth, self.match, self.theta, self.share)

@@ -111,19 +111,17 @@ class OpponentModel:
         """The chance of each card of ``hand`` (its order) as the opponent's answer to
         ``led``, ``stock`` cards left to draw: the two kinds' chances mixed by how
         likely each kind is given the opponent's plays so far from this hand."""
+        if len(hand) == 1:
+            return [1.0]
         model, rule = self.kinds(hand)
         total = model + rule
         own = model / total if total > 0.0 else self.share
         chances = [0.0] * len(hand)
-        if len(hand) == 1:
-            return [1.0]
         if own > 0.0 and self.theta is not None:
             # no unseen cards given: the play model reads them only for a lead
             probs = playmodel.probabilities(hand, [led], self.trump, 0, stock, self.theta)
             for i in range(len(hand)):
                 chances[i] += own * probs[i]
-        else:
-            own = 0.0
         pick = briscola.choose_card(hand, [led], self.opp, 1 - self.opp, 2, self.trump, None)
         rest = (1.0 - self.match) / (len(hand) - 1)
         for i, card in enumerate(hand):
