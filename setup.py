@@ -30,6 +30,7 @@ COMPILED = [
     "game/players/endgame.py",
     "game/players/playmodel.py",
     "game/players/opponent.py",
+    "game/players/draws.py",
 ]
 MYPY_FLAGS = ["--follow-imports=silent", "--ignore-missing-imports"]
 

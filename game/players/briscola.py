@@ -24,7 +24,7 @@ import random
 from collections.abc import Callable, Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
-from game.players import policy
+from game.players import draws, policy
 from game.players.endgame import LastMemo, last_tricks
 from game.players.policy import Weights
 from game.view import View
@@ -135,7 +135,7 @@ def sample_world(view: View, rng: random.Random) -> tuple[list[list[int]], list[
     known.add(face_up)
     deck = [c for c in range(40) if not (n == 3 and c == 39)]  # R99: no 2 di Bastoni
     pool = [c for c in deck if c not in known]
-    rng.shuffle(pool)
+    draws.shuffle(rng, pool)
     for seat in range(n):
         need = view.hand_sizes[seat] - len(hands[seat])
         hands[seat].extend(pool[:need])

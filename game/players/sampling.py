@@ -28,6 +28,7 @@ import random
 from dataclasses import dataclass
 
 from game.cards import RANK_CODES
+from game.players import draws
 from game.players.common import OBBLIGATO_ORDER, cards_of
 from game.players.knowledge import (
     absent_mask,
@@ -111,7 +112,7 @@ def _apply_rank_calls(
         free = [c for c in four if c in allowed and allowed[c] & ~(1 << seat)]
         if not free:
             return False
-        card = free[rng.randrange(len(free))]
+        card = free[draws.below(rng, len(free))]
         allowed[card] &= ~(1 << seat)
     return True
 
@@ -127,7 +128,7 @@ def _assign(
     n = len(need)
     order = list(cards)
     for _ in range(tries):
-        rng.shuffle(order)
+        draws.shuffle(rng, order)
         order.sort(key=lambda c: allowed[c].bit_count())
         cap = list(need)
         hands: list[list[int]] = [[] for _ in range(n)]
@@ -141,7 +142,7 @@ def _assign(
             if total == 0:
                 ok = False
                 break
-            pick = rng.randrange(total)
+            pick = draws.below(rng, total)
             for s in range(n):
                 if mask >> s & 1 and cap[s]:
                     if pick < cap[s]:
@@ -167,7 +168,7 @@ def _backtrack(
             return True
         card = order[i]
         seats = [s for s in range(n) if allowed[card] >> s & 1 and cap[s]]
-        rng.shuffle(seats)
+        draws.shuffle(rng, seats)
         for s in seats:
             cap[s] -= 1
             hands[s].append(card)
@@ -244,7 +245,7 @@ class Sampler:
         view, me = self.view, self.me
         suits = list(self.suits)
         if len(suits) > 1:
-            rng.shuffle(suits)
+            draws.shuffle(rng, suits)
         rank = view.contract_rank
         for _attempt in range(30):
             for suit in suits:
@@ -266,7 +267,7 @@ class Sampler:
                 if view.morto is not None:
                     # il morto's cards are turned over in deal order (R90), which nobody
                     # has seen: any order of its unseen cards is as likely
-                    rng.shuffle(hands[view.morto])
+                    draws.shuffle(rng, hands[view.morto])
                 called = None
                 if suit is not None and rank is not None:
                     called = suit * 10 + rank
@@ -393,7 +394,7 @@ def _apply_bids(
                 options.append(suit)
         if not options:
             return False
-        suit = options[rng.randrange(len(options))]
+        suit = options[draws.below(rng, len(options))]
         for card in obbligato_cards(suit, rank):
             if card in allowed:
                 allowed[card] &= 1 << seat
