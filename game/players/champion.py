@@ -94,6 +94,30 @@ The two runs together, 4,000 games: 2560-94-1346, 0.652 (about 0.638..0.666), +1
 card points a game (about +9.4..+11.1): at the issue's two-player target on the point
 estimate; the gain over the version before (0.642, 4,000 games) is +0.010, not established.
 
+Two later runs of the same play (commit 8de59e2: the same decisions, the sampler's
+shuffles compiled) on fresh deals, 2 jobs at nice 19: a p95 check, ``--deals 100 --seed
+3614`` (12:45-12:49 UTC on 2026-11-28, load 1.9): 111-7-82, 0.573 (0.509..0.636), +6.86
+(+2.92..+10.80), p95 232 ms; and, because that one fell below the two runs above, a
+third 2,000-game run, ``--deals 1000 --seed 3620`` (12:54-13:38 UTC, load 2.0, a test
+suite beside it for its first 13 minutes), with the rule fixed before it
+(``/work/coord/runs34k/rule.txt``) that the target counts as met only if every fresh run
+of this play together scores 0.65 or more::
+
+    wins-draws-losses 1238-46-716, score (draw 1/2) 0.630 (0.610..0.651),
+    card points a game +8.62 (+7.39..+9.85); decision mean 96 ms, p95 227 ms
+    (esperto 13 ms, 29 ms)
+
+All four runs together (seeds 3591, 3595, 3614, 3620), 6,200 games: 3909-147-2144,
+**0.642** (about 0.630..0.654), +9.6 card points a game: just below the issue's 0.65, so
+the two-player target is not met; the first two runs were at the upper end.
+
+The audit of this play (``python -m game.audit --deals 150 --seed 3600 --a campione --b
+esperto --players 2 --jobs 2``, 300 games, 2026-11-28), a smazzata of one side, campione
+against esperto: carichi the opponent led, taken 72.1% (esperto 47.5%); own carichi
+lost 9.6 card points (14.3); points from its own leads 25.4 (20.1); trumps played 5.1
+for 31.6 points (4.9 for 25.6); points while there is a stock 52.3 (47.3), in the last
+tricks 13.1 (7.2).
+
 Against the lower levels, this version and ``esperto`` on the same 100 duplicate deals
 (200 games each; ``--deals 100 --seed 3592 --b forte``, ``--seed 3593 --b normale``,
 seeds fixed before the runs, ``--jobs 2``, the rest as above without ``--progress``, from
