@@ -1,13 +1,13 @@
 """The computer players' compiled modules (setup.py: mypyc) behave as their source.
 
-``pip install -e .`` compiles ``game.players.policy``, ``bidding``, ``heuristic``, ``sim``,
-``sampling``, ``inference``, ``briscola``, ``endgame``, ``playmodel``, ``opponent`` and
-``draws`` into C extensions when a C compiler is there. Each compiled module is checked
-here against its own source, loaded as a plain Python module beside it
-(:mod:`tests.core.compiled`): the same cards, the same values to the last bit, the same
-bids, the same deals and weights, on the decisions of real games in every variant. In a
-pure Python install (no compiler, or BRISCOLA_PURE_PYTHON=1) there is nothing to compare
-and these tests are skipped.
+``pip install -e .`` compiles the modules of setup.py's ``COMPILED`` list
+(``game.players.policy``, ``sim``, ``sampling`` and the others, read by
+:data:`tests.core.compiled.COMPILED`) into C extensions when a C compiler is there. Each
+compiled module is checked here against its own source, loaded as a plain Python module
+beside it (:mod:`tests.core.compiled`): the same cards, the same values to the last bit,
+the same bids, the same deals and weights, on the decisions of real games in every
+variant. In a pure Python install (no compiler, or BRISCOLA_PURE_PYTHON=1) there is
+nothing to compare and these tests are skipped.
 """
 
 from __future__ import annotations
