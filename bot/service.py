@@ -27,6 +27,7 @@ from typing import Literal
 
 from bot.i18n import tr, trn
 from bot.prefs import Prefs
+from bot.ratings.live import rate_events
 from game import Game, IllegalAction, parse_action
 from game.events import BriscolaScored, Event, MatchOver, SmazzataScored
 from storage import (
@@ -266,6 +267,7 @@ class GameService:
             if went_away:
                 await repo.set_seat_away(tx, game_id, seat_no, True)
             await self._record_scores(tx, row, events)
+            await rate_events(tx, row, match_prefs(row).options, work.morto, events)
             fresh = _row_after(row, work, snapshot, tx.now(), deadline, seat_no, strikes,
                                went_away)
             return Applied(fresh, work, seat_no, action.code, events, strikes, went_away)

@@ -34,6 +34,9 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("smazzata_results", "game_id, smazzata_index"),
     ("briscola_scores", "chat_id, players, side_key"),
     ("chat_pace", "chat_id"),
+    ("rating_units", "unit_id"),
+    ("rating_seats", "unit_id, seat"),
+    ("ratings", "chat_id, family, player"),
 )
 
 #: Rows read and written at a time.
@@ -95,10 +98,11 @@ async def _copy_rows(source: Database, target: Database) -> dict[str, int]:
                 )
                 copied[table] += len(rows)
         if tx.dialect == "postgres":  # the next new game gets the next id, as in SQLite
-            await tx.fetchval(
-                "SELECT setval(pg_get_serial_sequence('games', 'game_id'), "
-                "COALESCE(MAX(game_id), 0) + 1, false) FROM games"
-            )
+            for table, key in (("games", "game_id"), ("rating_units", "unit_id")):
+                await tx.fetchval(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', '{key}'), "
+                    f"COALESCE(MAX({key}), 0) + 1, false) FROM {table}"
+                )
     return copied
 
 

@@ -326,8 +326,64 @@ async def upgrade_v7(tx: Transaction) -> None:
     await _run_all(tx, _V7)
 
 
+# --------------------------------------------------------------------------- ratings
+
+_RATINGS = (
+    # Ratings (issue 48, storage/ratings.py): each rated unit (a smazzata of chiamata, a
+    # match of plain Briscola) in the order its ratings changed; who sat where in it (a
+    # person "u:<id>", a computer level "cpu:<level>", il morto) with the rating before
+    # and after; and each player's current rating per chat and family of games. The unit
+    # and its seats are the input of a rebuild (python -m bot.ratings rebuild), with the
+    # stored smazzata result that decided it.
+    """
+    CREATE TABLE rating_units (
+        unit_id        INTEGER PRIMARY KEY AUTOINCREMENT,
+        game_id        INTEGER NOT NULL REFERENCES games (game_id) ON DELETE CASCADE,
+        smazzata_index INTEGER NOT NULL CHECK (smazzata_index >= 0),
+        chat_id        INTEGER NOT NULL,
+        family         TEXT    NOT NULL,
+        created_at     INTEGER NOT NULL,
+        UNIQUE (game_id, smazzata_index)
+    )
+    """,
+    "CREATE INDEX rating_units_by_chat ON rating_units (chat_id, family, unit_id)",
+    """
+    CREATE TABLE rating_seats (
+        unit_id      INTEGER NOT NULL REFERENCES rating_units (unit_id) ON DELETE CASCADE,
+        seat         INTEGER NOT NULL CHECK (seat >= 0),
+        player       TEXT    NOT NULL,
+        mu_before    REAL    NOT NULL,
+        sigma_before REAL    NOT NULL,
+        mu           REAL    NOT NULL,
+        sigma        REAL    NOT NULL,
+        PRIMARY KEY (unit_id, seat)
+    )
+    """,
+    "CREATE INDEX rating_seats_by_player ON rating_seats (player, unit_id)",
+    """
+    CREATE TABLE ratings (
+        chat_id      INTEGER NOT NULL,
+        family       TEXT    NOT NULL,
+        player       TEXT    NOT NULL,
+        display_name TEXT    NOT NULL DEFAULT '',
+        mu           REAL    NOT NULL,
+        sigma        REAL    NOT NULL,
+        units        INTEGER NOT NULL DEFAULT 0 CHECK (units >= 0),
+        updated_at   INTEGER NOT NULL,
+        PRIMARY KEY (chat_id, family, player)
+    )
+    """,
+)
+
+
+async def upgrade_ratings(tx: Transaction) -> None:
+    """Ratings: the rated units, who sat where in them, each player's current rating."""
+    await _run_all(tx, _RATINGS)
+
+
 MIGRATIONS: list[Migration] = [
     upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6, upgrade_v7,
+    upgrade_ratings,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

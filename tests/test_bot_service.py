@@ -166,8 +166,11 @@ async def test_a_move_is_two_round_trips_on_postgresql(
             per_move.append(len(trips.take()))
             if any(type(e).__name__ == "SmazzataScored" for e in applied.events):
                 break
-        # the last move also writes the result and the five players' scores
-        assert per_move[-1] == 6  # SELECT, BEGIN, WITH, INSERT, INSERT (pipelined), COMMIT
+        # the last move also writes the result and the five players' scores, and rates
+        # the smazzata (issue 48): one read of the players' ratings (an upsert that locks
+        # and returns them), then the unit, its seats and the new ratings (pipelined)
+        assert per_move[-1] == 10  # SELECT, BEGIN, WITH, INSERT, INSERT, INSERT … RETURNING,
+        #                            INSERT, INSERT, UPDATE, COMMIT
         assert per_move[:-1] == [2] * (len(per_move) - 1), per_move
         assert smazzata != applied.game.to_json()
         row = await repo.get_game(db, gid)

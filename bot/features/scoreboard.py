@@ -1,4 +1,5 @@
-"""/classifica: the chat's scoreboard; ``/classifica briscola``: plain Briscola's own.
+"""/classifica: the chat's scoreboard; ``/classifica briscola``: plain Briscola's own;
+``/classifica rating``: the ratings (bot/features/ratings.py).
 
 Chiamata with 4 (il morto), 5 and 6 players counts in the same points table; plain
 Briscola counts smazzate and matches won, per player or pair, by table size.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import Application, CommandHandler, ContextTypes
 
+from bot.features import ratings
 from bot.features.common import refuse_in_private, reply
 from bot.render import texts
 from bot.runtime import rt_of
@@ -23,6 +25,9 @@ async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     rt, chat, message = rt_of(context), update.effective_chat, update.effective_message
     assert chat and message
     lang = await rt.chat_language(chat.id)
+    if ratings.wants_ratings(context.args):
+        await ratings.reply_board(context, message, chat.id, lang)
+        return
     if any(a.lower() in BRISCOLA_WORDS for a in context.args or []):
         board = await repo.briscola_leaderboard(rt.db, chat.id)
         reply(context, message, texts.briscola_board_text(lang, board))

@@ -41,6 +41,8 @@ from bot.tables.state import UiState, prefs_of, ui_of, ui_patch
 from game import Game
 from game.events import BriscolaScored, CardPlayed, Event, SmazzataScored
 from storage import Actor, GameRow, StorageUnavailable, repo, urgent
+from storage import ratings as rating_store
+from storage.ratings import RatingSeat
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,7 @@ class Tables:
         self.renderer = Renderer(outbox, self.layout, self._stored_results, self._username,
                                  self.presence)
         self.renderer.wake = self._wake
+        self.renderer.ratings = self._rating_changes
         self.renderer.live_turn_seconds = settings.live_turn_notice_seconds
         self.renderer.webapp_url = settings.webapp_url
         self.renderer.webapp_short_name = settings.webapp_short_name
@@ -108,6 +111,9 @@ class Tables:
     async def _stored_results(self, game_id: int) -> list[SmazzataScored | BriscolaScored]:
         stored = await repo.load_smazzata_results(self.service.db, game_id)
         return [result_from_json(r.result_json) for r in stored]
+
+    async def _rating_changes(self, game_id: int) -> dict[int, tuple[RatingSeat, ...]]:
+        return await rating_store.game_changes(self.service.db, game_id)
 
     def render_lock(self, game_id: int) -> asyncio.Lock:
         """Held while a game's messages are drawn (one redraw of a game at a time)."""

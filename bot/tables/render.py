@@ -67,6 +67,7 @@ from bot.i18n import tr
 from bot.outbox import Outbox
 from bot.prefs import is_private_chat
 from bot.presence import Presence
+from bot.ratings import texts as rating_texts
 from bot.render import keyboards as kb
 from bot.render import texts
 from bot.service import names_of
@@ -85,6 +86,7 @@ from game.events import (
     TrickWon,
 )
 from storage import GameRow
+from storage.ratings import RatingSeat
 
 Result = SmazzataScored | BriscolaScored
 #: In play, the hand of a player who cannot act waits for the end of the trick (or their
@@ -107,6 +109,8 @@ SPECTATOR_TRICKS = 2
 AUCTION_HELD_FACTOR = 4.0
 #: The smazzata results stored for a game (to post those a restart left behind).
 ResultsReader = Callable[[int], Awaitable[list[Result]]]
+#: A game's rating changes: smazzata index -> the seats of the unit it ended.
+RatingsReader = Callable[[int], Awaitable[dict[int, tuple[RatingSeat, ...]]]]
 
 
 def hand_pressable(view: View, markup: InlineKeyboardMarkup | None, *, away: bool,
@@ -192,6 +196,8 @@ class Renderer:
         self.outbox = outbox
         self.layout = layout
         self.results = results
+        #: The rating changes of a game's rated units, by smazzata (None: not shown).
+        self.ratings: RatingsReader | None = None
         self.bot_username = bot_username
         #: Private messages last drawn with something to press (their edits are urgent).
         self._pressable: set[tuple[int, int]] = set()
@@ -249,6 +255,9 @@ class Renderer:
             drawn.ui.table_smz != game.smazzata_index or game.is_over()
         ):
             result = self._result_on_close(row, game, drawn, names, lang, style)
+            last = game.last_score or game.last_briscola
+            if result is not None and last is not None:
+                result = await self._with_ratings(row, last.smazzata, result, names, lang)
             closing = _closing_events(game, events)
             self._close_smazzata(row, drawn.ui, closing, names, lang, style,
                                  game.is_over(), result,
@@ -349,6 +358,7 @@ class Renderer:
             for i, result in enumerate(results, start=posted + 1):
                 over = game.is_over() and i == game.scored_count
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
+                text = await self._with_ratings(row, result.smazzata, text, names, lang)
                 messages.append((chat_id, text, None, row.thread_id, _scored(i), None,
                                  self.group_rank(row), None))
         if game.is_over() and not drawn.ui.over and game.final is not None:
@@ -357,6 +367,15 @@ class Renderer:
             messages.append((chat_id, text, None, row.thread_id, _over, None,
                              self.group_rank(row), None))
         return messages
+
+    async def _with_ratings(self, row: GameRow, smazzata: int, text: str, names: list[str],
+                            lang: str) -> str:
+        """A result with the rating changes of the unit it ended, if it ended one."""
+        seats = None if self.ratings is None else \
+            (await self.ratings(row.game_id)).get(smazzata)
+        if not seats:
+            return text
+        return texts.clip("\n".join([text, "", *rating_texts.change_lines(lang, seats, names)]))
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
         """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""

@@ -24,11 +24,14 @@ import pytest
 
 from bot.i18n import tr
 from bot.prefs import with_value
+from bot.ratings import texts as rating_texts
+from bot.ratings.rebuild import fold
 from bot.render import texts
 from bot.service import Applied, names_of
 from bot.tables import prefs_of, ui_of
 from game import View
 from sandbox.fakeapi.html import parse_html
+from storage import ratings as rating_store
 from storage import repo
 from tests.conftest import SPEED, make_bot
 from tests.e2e.driver import Table, small_table
@@ -181,7 +184,15 @@ async def test_fast_clicks_auction_and_smazzata(
         assert [b.url for b in shown.buttons] == ["https://t.me/BriscolaTestBot"]
         style = prefs_of(row).options.deck_style.value
         assert game.last_score is not None
-        result, _ = parse_html(texts.result_text(lang, style, game.last_score, names))
+        # with each player's rating change (issue 48), as a rebuild from the stored
+        # results computes it
+        units = await rating_store.units(bot.rt.db)
+        unit = next(u.unit_id for u in units if u.game_id == row.game_id
+                    and u.smazzata_index == game.last_score.smazzata)
+        seats = [seat for unit_id, seat in fold(units, {}).seats if unit_id == unit]
+        result, _ = parse_html("\n".join([
+            texts.result_text(lang, style, game.last_score, names), "",
+            *rating_texts.change_lines(lang, seats, names)]))
         assert any(m.content == result for m in tg.chat_messages(table.group, from_bot=True))
     finally:
         await bot.stop()
