@@ -1,7 +1,8 @@
 """/statistiche end to end: several matches in two groups (one still running) and one alone
 in a private chat; then each player's record as the bot shows it equals the figures
 recomputed from a replay of the action logs through the game core (and agrees with the
-chats' leaderboards)."""
+chats' leaderboards); so do their partners (issue 48), and their rating there equals the
+one a rebuild from the stored results gives."""
 
 from __future__ import annotations
 
@@ -9,12 +10,18 @@ import random
 from pathlib import Path
 from typing import Any
 
+from bot.features.stats import stats_message
+from bot.partners import Pairing, Partners, partner_lines
 from bot.prefs import is_private_chat
+from bot.ratings import texts as rating_texts
+from bot.ratings.model import user_key
+from bot.ratings.rebuild import fold
 from bot.render import texts
 from bot.stats import Record
 from game import View
 from game.events import MatchOver, SmazzataScored
 from storage import Executor, repo
+from storage import ratings as rating_store
 from tests.chaos.checks import replay
 from tests.conftest import make_bot
 from tests.e2e.driver import cheap_policy, small_table
@@ -121,7 +128,9 @@ async def test_statistiche_equal_a_replay_of_the_logs(tg: Any, tmp_path: Path) -
             sent = await user.send(group, "/statistiche")
             reply = await tg.wait_for_message(group, "📊", after=sent)
             expected = texts.stats_text("it", user.first_name, _stats(overall, here, solo))
-            assert reply.source == expected
+            ratings, partners = await expected_extras(db, user.id, group.id, "it")
+            assert ratings  # every player here has played a rated smazzata in this group
+            assert reply.source == stats_message("it", expected, ratings, partners)
             assert "1 smazzate" not in reply.content and "1 partite" not in reply.content
 
         ada_games = await replayed_games(db, ada.id)
@@ -132,7 +141,11 @@ async def test_statistiche_equal_a_replay_of_the_logs(tg: Any, tmp_path: Path) -
         sent = await ada.dm("/statistiche")  # in private: every chat and alone, no group
         reply = await tg.wait_for_message(ada, "📊", after=sent)
         solo = expected_record(ada_games, is_private_chat)
-        assert reply.source == texts.stats_text("it", ada.first_name, _stats(overall, None, solo))
+        ratings, partners = await expected_extras(db, ada.id, ada.id, "it")  # alone's rating
+        assert ratings
+        assert reply.source == stats_message(
+            "it", texts.stats_text("it", ada.first_name, _stats(overall, None, solo)), ratings,
+            partners)
         assert "Da solo contro il computer</b>\nPartite: 1 partita" in reply.source
         # in private, and in English: every chat and the solo section (empty until solo play)
         sent = await bea.dm("/stats")
@@ -142,13 +155,54 @@ async def test_statistiche_equal_a_replay_of_the_logs(tg: Any, tmp_path: Path) -
         expected = texts.stats_text(
             "en", bea.first_name, _stats(bea_overall, None, Record())
         )
-        assert reply.source == expected and "Alone against the computer" in reply.content
+        ratings, partners = await expected_extras(db, bea.id, bea.id, "en")
+        assert not ratings  # never played alone: no rating in her private chat
+        assert reply.source == stats_message("en", expected, ratings, partners)
+        assert "Alone against the computer" in reply.content
         assert "no deals yet" in reply.content and "In this group" not in reply.content
 
         assert not tg.errors, tg.errors
         assert not tg.unanswered_callbacks() and not tg.flood_violations
     finally:
         await bot.stop()
+
+
+async def expected_extras(db: Executor, user_id: int, chat_id: int,
+                          lang: str) -> tuple[list[str], list[str]]:
+    """The rating lines (from a rebuild: the stored results replayed through the model)
+    and the partner lines (from a replay of the action logs) /statistiche should show."""
+    units = await rating_store.units(db)
+    rebuilt = fold(units, {})
+    where = {u.unit_id: (u.chat_id, u.family) for u in units}
+    last = {where[unit_id]: seat for unit_id, seat in rebuilt.seats
+            if seat.player == user_key(user_id)}
+    mine = [r for r in rebuilt.ratings if r.player == user_key(user_id)]
+    ratings = rating_texts.stats_lines(lang, mine, last, chat_id)
+    found = Partners()
+    for row in await repo.games_of_user(db, user_id, active_only=False):
+        if row.seed is None:
+            continue
+        full = await repo.get_game(db, row.game_id)
+        assert full is not None
+        me = next(s.seat for s in full.seats if s.user_id == user_id)
+        others = {s.seat: s for s in full.seats if s.is_human and s.user_id != user_id}
+        for ev in (await replay(db, full)).history:
+            if not isinstance(ev, SmazzataScored):
+                continue
+            side = {ev.chiamante} | ({ev.socio} if ev.socio is not None else set())
+            for seat, other in others.items():
+                assert other.user_id is not None
+                pairing = found.pairings.setdefault(other.user_id,
+                                                    Pairing(other.user_id, other.display_name))
+                if (seat in side) != (me in side):
+                    pairing.against += 1
+                    pairing.against_won += int(ev.won == (me in side))
+                elif me in side:
+                    pairing.together += 1
+                    pairing.together_won += int(ev.won)
+                    pairing.called_you += int(seat == ev.chiamante and me == ev.socio)
+                    pairing.you_called += int(me == ev.chiamante and seat == ev.socio)
+    return ratings, partner_lines(lang, found, None)
 
 
 def _stats(overall: Record, here: Record | None, solo: Record) -> Any:
