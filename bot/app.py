@@ -33,6 +33,7 @@ from bot.features import (
     auction,
     common,
     help,
+    inline,
     lobby,
     migration,
     play,
@@ -96,7 +97,7 @@ def build_application(
     app.bot_data["outbox_rates"] = outbox_rates or {}
     common.register(app)
     for feature in (lobby, auction, play, scoreboard, stats, settings, rules, help,
-                    migration):
+                    migration, inline):
         feature.register(app)
     app.add_handler(ChatMemberHandler(_on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     play.register_fallback(app)

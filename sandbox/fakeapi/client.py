@@ -27,6 +27,12 @@ class Telegram(Protocol):
 
     def private_chat(self, user: FakeUser) -> FakeChat: ...
 
+    def inline_query(
+        self, user: FakeUser, query: str, chat: FakeChat | None = None
+    ) -> InlineQueryHandle: ...
+
+    def choose_inline_result(self, handle: InlineQueryHandle, result_id: str) -> FakeMessage: ...
+
     def my_chat_member(self, chat: FakeChat, by: FakeUser | None, old: str, new: str) -> None: ...
 
     def user_message(
@@ -155,6 +161,20 @@ class FakeUser(UserAccount):
             raise FakeClientError(f"button {button.text!r} is not a callback button: {button.raw}")
         return await self.press(current, button.callback_data)
 
+    # -- inline mode ------------------------------------------------------------------------
+    async def inline(self, query: str = "", chat: FakeChat | None = None) -> InlineQueryHandle:
+        """Type ``@bot query`` in ``chat`` (None: the private chat with the bot); await the
+        handle for the bot's answer."""
+        handle = self._world.inline_query(self, query, chat)
+        await asyncio.sleep(0)
+        return handle
+
+    async def choose(self, handle: InlineQueryHandle, result_id: str) -> FakeMessage:
+        """Pick a result of an answered inline query: it is sent where the query was typed."""
+        message = self._world.choose_inline_result(handle, result_id)
+        await asyncio.sleep(0)
+        return message
+
     # -- groups -------------------------------------------------------------------------------
     async def join(self, group: FakeChat) -> FakeMessage | None:
         """Join ``group`` (service message new_chat_members)."""
@@ -176,39 +196,56 @@ class CallbackAnswer:
     at: float
 
 
-class CallbackQueryHandle:
-    """A pressed button: awaitable, resolves to the bot's `CallbackAnswer`."""
+class _Answered:
+    """Something the bot must answer (a callback query, an inline query): awaitable,
+    resolves to the bot's answer."""
 
-    def __init__(self, query_id: str, user: FakeUser, message: FakeMessage, data: str):
+    def __init__(self, query_id: str) -> None:
         self.id = query_id
-        self.user = user
-        self.message = message
-        self.data = data
         self.created_at = time.monotonic()
-        self.answer: CallbackAnswer | None = None
+        self.answer: Any = None
         self._event = asyncio.Event()
 
     @property
     def answered(self) -> bool:
         return self.answer is not None
 
-    def resolve(self, answer: CallbackAnswer) -> None:
-        """Record the bot's answer (called by answerCallbackQuery)."""
+    def resolve(self, answer: Any) -> None:
+        """Record the bot's answer (called by the answering method)."""
         self.answer = answer
         self._event.set()
 
-    async def wait(self, timeout: float = 5.0) -> CallbackAnswer:
-        """Wait until the bot answers the query."""
+    def _what(self) -> str:
+        raise NotImplementedError
+
+    async def _wait(self, timeout: float) -> Any:
         try:
             await asyncio.wait_for(self._event.wait(), timeout)
         except TimeoutError:
-            raise WaitTimeout(
-                f"callback query {self.id} ({self.data!r} by {self.user.full_name!r} on "
-                f"message {self.message.chat.id}/{self.message.message_id}) was not answered "
-                f"within {timeout}s"
-            ) from None
+            raise WaitTimeout(f"{self._what()} was not answered within {timeout}s") from None
         assert self.answer is not None
         return self.answer
+
+
+class CallbackQueryHandle(_Answered):
+    """A pressed button: awaitable, resolves to the bot's `CallbackAnswer`."""
+
+    answer: CallbackAnswer | None
+
+    def __init__(self, query_id: str, user: FakeUser, message: FakeMessage, data: str):
+        super().__init__(query_id)
+        self.user = user
+        self.message = message
+        self.data = data
+
+    def _what(self) -> str:
+        return (f"callback query {self.id} ({self.data!r} by {self.user.full_name!r} on "
+                f"message {self.message.chat.id}/{self.message.message_id})")
+
+    async def wait(self, timeout: float = 5.0) -> CallbackAnswer:
+        """Wait until the bot answers the query."""
+        answer: CallbackAnswer = await self._wait(timeout)
+        return answer
 
     def __await__(self) -> Generator[Any, None, CallbackAnswer]:
         return self.wait().__await__()
@@ -216,3 +253,52 @@ class CallbackQueryHandle:
     def __repr__(self) -> str:
         state = "answered" if self.answered else "pending"
         return f"<CallbackQuery {self.id} {self.data!r} by {self.user.first_name!r} {state}>"
+
+
+@dataclass(frozen=True)
+class InlineAnswer:
+    """What the bot answered to an inline query (``answerInlineQuery``)."""
+
+    results: list[dict[str, Any]]
+    cache_time: int
+    is_personal: bool
+    next_offset: str
+    button: dict[str, Any] | None
+    at: float
+
+    def result(self, result_id: str) -> dict[str, Any]:
+        for result in self.results:
+            if result["id"] == result_id:
+                return result
+        raise FakeClientError(f"no result {result_id!r}; results: "
+                              f"{[r['id'] for r in self.results]}")
+
+    @property
+    def titles(self) -> list[str]:
+        return [str(r.get("title", "")) for r in self.results]
+
+
+class InlineQueryHandle(_Answered):
+    """An inline query typed by a user: awaitable, resolves to the bot's `InlineAnswer`."""
+
+    answer: InlineAnswer | None
+
+    def __init__(self, query_id: str, user: UserAccount, query: str, chat: FakeChat,
+                 chat_type: str) -> None:
+        super().__init__(query_id)
+        self.user = user
+        self.query = query
+        #: where the query was typed: where a chosen result goes
+        self.chat = chat
+        self.chat_type = chat_type
+
+    def _what(self) -> str:
+        return f"inline query {self.id} ({self.query!r} by {self.user.first_name!r})"
+
+    async def wait(self, timeout: float = 5.0) -> InlineAnswer:
+        """Wait until the bot answers the query."""
+        answer: InlineAnswer = await self._wait(timeout)
+        return answer
+
+    def __await__(self) -> Generator[Any, None, InlineAnswer]:
+        return self.wait().__await__()

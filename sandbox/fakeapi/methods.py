@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from .client import CallbackAnswer
+from .client import CallbackAnswer, CallbackQueryHandle, InlineAnswer, InlineQueryHandle
 from .errors import NOT_MODIFIED, QUERY_TOO_OLD, ApiError, bad_request, chat_migrated, forbidden
 from .html import HtmlParseError, finalize_text, parse_html, utf16_len
+from .inline import (
+    MAX_RESULTS,
+    PREPARED_SECONDS,
+    PreparedMessage,
+    validate_button,
+    validate_result,
+)
 from .limits import FloodController
 from .markup import check_chat_allows, validate_reply_markup
 from .models import MEMBER_STATUSES, FakeChat, FakeMessage
@@ -23,6 +30,7 @@ from .params import Params, UploadedFile
 from .world import ALL_UPDATE_KINDS, DEFAULT_ALLOWED, World, member_json, scope_key
 
 Handler = Callable[["BotApi", Params], Any]
+QueryHandle = TypeVar("QueryHandle", CallbackQueryHandle, InlineQueryHandle)
 REGISTRY: dict[str, tuple[str, Handler]] = {}
 
 TEXT_LIMIT = 4096
@@ -518,13 +526,19 @@ def delete_messages(self: BotApi, p: Params) -> Any:
 # -- callback queries ------------------------------------------------------------------------
 
 
-@api("answerCallbackQuery")
-def answer_callback_query(self: BotApi, p: Params) -> Any:
-    query_id = p.string("callback_query_id", required=True)
-    handle = self.world.callbacks.get(query_id)
+def _open_query(self: BotApi, handles: Mapping[str, QueryHandle], query_id: str) -> QueryHandle:
+    """A query the bot may still answer: known, not answered, not too old."""
+    handle = handles.get(query_id)
     expired = handle is not None and time.monotonic() - handle.created_at > self.callback_timeout
     if handle is None or handle.answered or expired:
         raise ApiError(400, QUERY_TOO_OLD)
+    return handle
+
+
+@api("answerCallbackQuery")
+def answer_callback_query(self: BotApi, p: Params) -> Any:
+    handle = _open_query(self, self.world.callbacks, p.string("callback_query_id",
+                                                              required=True))
     text = p.string("text")
     if text is not None and utf16_len(text) > CALLBACK_TEXT_LIMIT:
         raise bad_request("MESSAGE_TOO_LONG")
@@ -543,6 +557,68 @@ def answer_callback_query(self: BotApi, p: Params) -> Any:
         )
     )
     return True
+
+
+# -- inline mode ----------------------------------------------------------------------------
+
+
+def _inline_result(self: BotApi, raw: Any) -> dict[str, Any]:
+    """A result checked (see inline.py), its message text parsed as it will be sent."""
+    result = validate_result(raw)
+    content = result["input_message_content"]
+    source = content.get("message_text")
+    if not isinstance(source, str):
+        raise bad_request("MESSAGE_EMPTY")
+    text, entities = self.parse_text(source, content.get("parse_mode"), content.get("entities"))
+    text, entities = finalize_text(text, entities)
+    if not text:
+        raise bad_request("MESSAGE_EMPTY")
+    if utf16_len(text) > TEXT_LIMIT:
+        raise bad_request("MESSAGE_TOO_LONG")
+    parsed = {**content, "text": text, "entities": self.resolve_mentions(entities)}
+    return {**result, "input_message_content": parsed}
+
+
+@api("answerInlineQuery")
+def answer_inline_query(self: BotApi, p: Params) -> Any:
+    handle = _open_query(self, self.world.inline_queries, p.string("inline_query_id",
+                                                                   required=True))
+    raw = p.json("results")
+    if not isinstance(raw, list):
+        raise bad_request("can't parse inline query results JSON object")
+    if len(raw) > MAX_RESULTS:
+        raise bad_request("RESULTS_TOO_MUCH")
+    results = [_inline_result(self, r) for r in raw]
+    ids = [r["id"] for r in results]
+    if len(set(ids)) != len(ids):
+        raise bad_request("RESULT_ID_DUPLICATE")
+    next_offset = p.string("next_offset") or ""
+    if len(next_offset.encode()) > 64:
+        raise bad_request("NEXT_OFFSET_INVALID")
+    handle.resolve(InlineAnswer(
+        results=results, cache_time=p.integer("cache_time", default=300),
+        is_personal=p.flag("is_personal"), next_offset=next_offset,
+        button=validate_button(p.json("button")), at=time.monotonic(),
+    ))
+    return True
+
+
+@api("savePreparedInlineMessage")
+def save_prepared_inline_message(self: BotApi, p: Params) -> Any:
+    user_id = p.integer("user_id", required=True)
+    user = self.world.users.get(user_id)
+    if user is None or not user.started:
+        raise bad_request("USER_ID_INVALID")
+    allowed = frozenset(kind for kind in ("users", "bots", "groups", "channels")
+                        if p.flag(f"allow_{kind[:-1]}_chats"))
+    if not allowed:
+        raise bad_request("at least one chat type must be allowed")
+    result = _inline_result(self, p.json("result"))
+    prepared_id = f"P{len(self.world.prepared) + 1:08d}"
+    expiration = int(time.time()) + PREPARED_SECONDS
+    self.world.prepared[prepared_id] = PreparedMessage(prepared_id, user_id, result, allowed,
+                                                       expiration)
+    return {"id": prepared_id, "expiration_date": expiration}
 
 
 # -- chats ---------------------------------------------------------------------------------

@@ -217,6 +217,8 @@ class FakeMessage:
     is_topic_message: bool = False
     reply_to: FakeMessage | None = None
     service: dict[str, Any] | None = None
+    #: sent by a user through the bot's inline mode (a chosen inline result)
+    via_bot: bool = False
     source: str | None = None  # text as the bot sent it (e.g. the HTML)
     parse_mode: str | None = None
     edit_date: int | None = None

@@ -240,6 +240,8 @@ class FakeTelegram:
             pending one's client has disconnected).
         callback_timeout: seconds after which a callback query can no longer be answered.
         webhook_timeout: seconds a webhook POST may take before it counts as failed.
+        inline_mode: the bot's inline mode is on (@BotFather's /setinline): users may send
+            it inline queries (``FakeUser.inline``); ``getMe`` says so.
     """
 
     def __init__(
@@ -257,6 +259,7 @@ class FakeTelegram:
         conflict_policy: str = "terminate_old",
         callback_timeout: float = 15.0,
         webhook_timeout: float = 10.0,
+        inline_mode: bool = False,
     ):
         if conflict_policy not in ("terminate_old", "reject_new"):
             raise ValueError(f"unknown conflict_policy {conflict_policy!r}")
@@ -268,7 +271,9 @@ class FakeTelegram:
         bot = BotIdentity(
             bot_id, bot_name, bot_username, can_read_all_group_messages=not privacy_mode
         )
+        bot.supports_inline_queries = inline_mode
         self.world = World(bot, privacy_mode=privacy_mode)
+        self.world.inline_mode = inline_mode
         self.flood = FloodController(limits)
         self.api = BotApi(
             self.world, self.flood, strict_html=strict_html, callback_timeout=callback_timeout
@@ -458,8 +463,8 @@ class FakeTelegram:
     def _attribute(self, call: ApiCall, params: Params) -> None:
         """Mark the update this call is the bot's first reaction to (latency figures)."""
         update: PendingUpdate | None = None
-        if call.method == "answerCallbackQuery":
-            query_id = params.raw.get("callback_query_id")
+        if call.method in ("answerCallbackQuery", "answerInlineQuery"):
+            query_id = params.raw.get("callback_query_id", params.raw.get("inline_query_id"))
             update = self._unhandled_queries.pop(str(query_id), None)
         elif isinstance(call.chat_id, int):
             pending = self._unhandled_by_chat.get(call.chat_id)

@@ -13,9 +13,10 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .client import CallbackQueryHandle, FakeUser
+from .client import CallbackQueryHandle, FakeUser, InlineQueryHandle
 from .errors import FakeClientError
 from .html import utf16_len
+from .inline import CHAT_TYPES, MAX_QUERY, PreparedMessage
 from .models import DEFAULT_BOT_RIGHTS, BotIdentity, FakeChat, FakeMessage, PendingUpdate
 
 ALL_UPDATE_KINDS = frozenset(
@@ -109,6 +110,13 @@ class World:
         self._next_group_id = FIRST_GROUP_ID
         self._next_supergroup_id = FIRST_SUPERGROUP_ID
         self._next_query = 1
+        #: inline mode switched on with @BotFather (/setinline), and inline feedback
+        #: (/setinlinefeedback: chosen_inline_result updates)
+        self.inline_mode = False
+        self.inline_feedback = False
+        self.inline_queries: dict[str, InlineQueryHandle] = {}
+        #: savePreparedInlineMessage's results, by id
+        self.prepared: dict[str, PreparedMessage] = {}
 
     # -- identities ---------------------------------------------------------------------
     def add_user(self, first_name: str, *, id: int | None = None, **fields: Any) -> FakeUser:
@@ -198,7 +206,7 @@ class World:
         update = PendingUpdate(
             update_id, kind, {"update_id": update_id, kind: payload}, created_at=time.monotonic()
         )
-        if kind == "callback_query":
+        if kind in ("callback_query", "inline_query"):
             update.query_id = str(payload.get("id"))
             update.chat_id = payload.get("message", {}).get("chat", {}).get("id")
         else:
@@ -257,6 +265,8 @@ class World:
             data["reply_markup"] = message.reply_markup
         if message.service:
             data.update(message.service)
+        if message.via_bot:
+            data["via_bot"] = self.bot.user_json()
         return data
 
     def bot_member_json(self, chat: FakeChat) -> dict[str, Any]:
@@ -304,6 +314,8 @@ class World:
         if not chat.bot_is_member:
             return False
         if not self.privacy_mode or chat.bot_status == "administrator" or message.service:
+            return True
+        if message.via_bot:  # privacy mode lets through the messages sent via the bot
             return True
         if message.reply_to is not None and message.reply_to.from_bot:
             return True
@@ -440,6 +452,68 @@ class World:
             },
         )
         return handle
+
+    # -- inline mode ------------------------------------------------------------------------
+    def inline_query(
+        self, user: FakeUser, query: str, chat: FakeChat | None = None
+    ) -> InlineQueryHandle:
+        """``user`` types ``@bot query`` in ``chat`` (None: the private chat with the bot;
+        a chat of the user's where the bot need not be)."""
+        if not self.inline_mode:
+            raise FakeClientError("the bot's inline mode is off: /setinline with @BotFather "
+                                  "(FakeTelegram(inline_mode=True))")
+        if len(query) > MAX_QUERY:
+            raise FakeClientError(f"an inline query is at most {MAX_QUERY} characters")
+        if chat is None:
+            chat, chat_type = self.private_chat(user), "sender"
+        else:
+            self._check_can_write(user, chat)
+            chat_type = "private" if chat.type == "private" else chat.type
+        assert chat_type in CHAT_TYPES
+        query_id = f"{user.id % 10**9:09d}{self._next_query:010d}"
+        self._next_query += 1
+        handle = InlineQueryHandle(query_id, user, query, chat, chat_type)
+        self.inline_queries[query_id] = handle
+        self.emit("inline_query", {"id": query_id, "from": user.to_api(), "query": query,
+                                   "offset": "", "chat_type": chat_type})
+        return handle
+
+    def choose_inline_result(self, handle: InlineQueryHandle, result_id: str) -> FakeMessage:
+        """The user picks a result of an answered inline query: it is sent to the chat
+        where the query was typed, by the user, via the bot."""
+        if handle.answer is None:
+            raise FakeClientError(f"inline query {handle.id} was not answered")
+        result = handle.answer.result(result_id)
+        message = self._via_bot(handle.user, handle.chat, result)  # type: ignore[arg-type]
+        if self.inline_feedback:
+            self.emit("chosen_inline_result", {"result_id": result_id,
+                                               "from": handle.user.to_api(),
+                                               "query": handle.query})
+        return message
+
+    def share_prepared(self, user: FakeUser, prepared_id: str, chat: FakeChat) -> FakeMessage:
+        """The Mini App's ``shareMessage(prepared_id)``: the user picks ``chat``."""
+        prepared = self.prepared.get(prepared_id)
+        if prepared is None or prepared.user_id != user.id:
+            raise FakeClientError(f"no prepared message {prepared_id!r} for {user!r}")
+        if prepared.expiration_date < time.time():
+            raise FakeClientError(f"prepared message {prepared_id!r} expired")
+        if not prepared.allows(chat):
+            raise FakeClientError(f"prepared message {prepared_id!r} may not go to {chat!r}")
+        message = self._via_bot(user, chat, prepared.result)
+        prepared.shared_to.append(chat.id)
+        return message
+
+    def _via_bot(self, user: FakeUser, chat: FakeChat, result: dict[str, Any]) -> FakeMessage:
+        self._check_can_write(user, chat)
+        content = result["input_message_content"]
+        message = self.new_message(
+            chat, user, text=content["text"], entities=content["entities"],
+            source=content["message_text"], parse_mode=content.get("parse_mode"),
+            reply_markup=result.get("reply_markup"), via_bot=True,
+        )
+        self.deliver(message)
+        return message
 
     # -- membership -------------------------------------------------------------------------
     def my_chat_member(self, chat: FakeChat, by: FakeUser | None, old: str, new: str) -> None:
