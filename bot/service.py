@@ -42,6 +42,7 @@ from storage import (
     inbox,
     repo,
 )
+from storage import ratings as rating_store
 from storage.models import Actor, ChatMigrationResult
 
 log = logging.getLogger(__name__)
@@ -459,6 +460,7 @@ class GameService:
             for game_id in sorted(game_ids):
                 await stack.enter_async_context(self.lock(game_id))
             result = await repo.migrate_chat(self.db, old, new)
+            await rating_store.migrate_chat(self.db, old, new)
             for game_id in game_ids:
                 self._changed(game_id)
             return result

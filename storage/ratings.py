@@ -24,6 +24,7 @@ __all__ = [
     "last_changes",
     "lock_for_rebuild",
     "lock_ratings",
+    "migrate_chat",
     "player_ratings",
     "ratings_board",
     "record_unit",
@@ -209,6 +210,25 @@ async def units(ex: Executor) -> list[StoredUnit]:
         found[-1] = StoredUnit(unit.unit_id, unit.game_id, unit.smazzata_index, unit.chat_id,
                                unit.family, unit.result_json, tuple(seats))
     return found
+
+
+async def migrate_chat(ex: Executor, old_chat_id: int, new_chat_id: int) -> int:
+    """A group became a supergroup: its rated units and ratings follow it (one
+    transaction, idempotent). A player rated under both ids (Telegram creates the new
+    id at the migration, so only a replayed migration could) keeps the new id's row;
+    a rebuild then recomputes it from all the units. Returns the ratings moved."""
+    async with ex.transaction() as tx:
+        await tx.execute("UPDATE rating_units SET chat_id = ? WHERE chat_id = ?",
+                         (new_chat_id, old_chat_id))
+        moved = await tx.execute(
+            "INSERT INTO ratings (chat_id, family, player, display_name, mu, sigma, units, "
+            "updated_at) SELECT CAST(? AS BIGINT), family, player, display_name, mu, sigma, "
+            "units, updated_at FROM ratings WHERE chat_id = ? AND true "
+            "ON CONFLICT (chat_id, family, player) DO NOTHING",
+            (new_chat_id, old_chat_id),
+        )
+        await tx.execute("DELETE FROM ratings WHERE chat_id = ?", (old_chat_id,))
+    return moved
 
 
 async def count_playing(ex: Executor) -> int:

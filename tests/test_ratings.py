@@ -198,3 +198,19 @@ def test_the_command_line(tmp_path: Path) -> None:
     done = subprocess.run(run, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "rebuild refused: 1 match(es) being played" in done.stderr
+
+
+async def test_ratings_follow_a_group_that_becomes_a_supergroup(db: Database) -> None:
+    service = GameService(db)
+    gid = await play(db, service, TableOptions(match_end="hands:2"), people(5, computers=3))
+    before = await store.ratings_board(db, CHAT, "chiamata")
+    supergroup = -1009990001
+    await service.migrate_chat(CHAT, supergroup, [gid])
+    assert await store.ratings_board(db, CHAT, "chiamata") == []
+    after = await store.ratings_board(db, supergroup, "chiamata")
+    assert [(r.player, r.mu, r.sigma, r.units) for r in after] == [
+        (r.player, r.mu, r.sigma, r.units) for r in before]
+    assert {u.chat_id for u in await store.units(db)} == {supergroup}
+    assert await rebuild(db, write=False) == []
+    await service.migrate_chat(CHAT, supergroup, [gid])  # again: nothing changes
+    assert await store.ratings_board(db, supergroup, "chiamata") == after
