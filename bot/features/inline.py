@@ -65,13 +65,18 @@ def wanted(text: str) -> frozenset[str] | None:
     return None
 
 
-def invitation(lang: str, bot_username: str, name: str) -> InlineQueryResultArticle:
-    """The invitation: a message with the links that open a table."""
+def invite_keyboard(lang: str, bot_username: str) -> InlineKeyboardMarkup:
+    """The links that open a table: in a group the user picks, or alone."""
     base = f"https://t.me/{bot_username}"
-    keyboard = InlineKeyboardMarkup([
+    return InlineKeyboardMarkup([
         [InlineKeyboardButton(tr(lang, "inline.open_group"), url=f"{base}?startgroup={NEW_TABLE}")],
         [InlineKeyboardButton(tr(lang, "inline.open_alone"), url=f"{base}?start={NEW_TABLE}")],
     ])
+
+
+def invitation(lang: str, bot_username: str, name: str) -> InlineQueryResultArticle:
+    """The invitation: a message with the links that open a table."""
+    keyboard = invite_keyboard(lang, bot_username)
     return InlineQueryResultArticle(
         id="invite", title=tr(lang, "inline.invite_title"),
         description=tr(lang, "inline.invite_description"),

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import time
 
-from telegram import Bot
-from telegram.constants import ChatMemberStatus
+from telegram import Bot, InlineQueryResultArticle, InputTextMessageContent
+from telegram.constants import ChatMemberStatus, ParseMode
 from telegram.error import TelegramError
 
+from bot.features.inline import invite_keyboard
+from bot.i18n import tr
 from bot.runtime import Runtime
 from bot.webapp.server import WebAppServer
 
@@ -57,11 +59,22 @@ async def start(bot: Bot, rt: Runtime) -> WebAppServer:
         # the chat follows as after a button press
         rt.tables.background(rt.tables.after(applied))
 
+    async def share(user_id: int, text: str, lang: str) -> str:
+        """A result card saved for the user (Bot API 8.0), with the links to play."""
+        card = InlineQueryResultArticle(
+            id=f"r{user_id}.{time.time_ns()}", title=tr(lang, "webapp.share_title"),
+            input_message_content=InputTextMessageContent(text, parse_mode=ParseMode.HTML),
+            reply_markup=invite_keyboard(lang, bot.username),
+        )
+        prepared = await bot.save_prepared_inline_message(
+            user_id, card, allow_user_chats=True, allow_group_chats=True)
+        return prepared.id
+
     server = WebAppServer(
         rt.service, bot_token=settings.bot_token.get_secret_value(), mover=move,
         is_member=MemberCache(bot).check, max_age=settings.webapp_init_data_max_age,
         telegram_js=settings.webapp_telegram_js, default_language=settings.default_language,
-        presence=rt.tables.presence,
+        presence=rt.tables.presence, sharer=share,
     )
     await server.start(settings.webapp_listen, settings.webapp_port)
     return server

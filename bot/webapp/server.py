@@ -41,10 +41,12 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from telegram.error import TelegramError
 
 from bot.i18n import LANGUAGES, tr
 from bot.presence import Presence
 from bot.service import GameService, Refused, match_prefs
+from bot.webapp import share
 from bot.webapp.auth import AuthError, Grant, Tokens, WebAppUser, validate_init_data
 from bot.webapp.hub import Connection, Hub, Viewer, sse
 from bot.webapp.payload import (
@@ -54,6 +56,7 @@ from bot.webapp.payload import (
     review_payload,
     state_payload,
 )
+from bot.webapp.share import Sharer
 from game import Game
 from storage import GameRow, StorageUnavailable, repo
 
@@ -124,9 +127,11 @@ class WebAppServer:
         self, service: GameService, *, bot_token: str, mover: Mover, is_member: MemberCheck,
         max_age: float = 86400.0, telegram_js: str = TELEGRAM_JS,
         default_language: str = "it", token_ttl: float = 900.0,
-        presence: Presence | None = None,
+        presence: Presence | None = None, sharer: Sharer | None = None,
     ) -> None:
         self.service = service
+        #: Saves a result card for the page's "share" (None: no sharing)
+        self.sharer = sharer
         self.bot_token = bot_token
         self.mover = mover
         self.is_member = is_member
@@ -166,6 +171,8 @@ class WebAppServer:
         app.router.add_get("/api/state", self._state)
         app.router.add_post("/api/move", self._move)
         app.router.add_get("/api/review", self._review)
+        app.router.add_get("/api/ratings", self._ratings)
+        app.router.add_post("/api/share", self._share)
         app.router.add_static("/static/", STATIC_DIR)
         if self._telegram_file is not None:
             app.router.add_get("/telegram-web-app.js", self._telegram_script)
@@ -423,6 +430,46 @@ class WebAppServer:
         seat = row.seat_of(grant.user_id)
         return web.json_response(review_payload(row, game, None if seat is None else seat.seat,
                                                 lang))
+
+    async def _scored_table(self, request: web.Request, wanted: object) -> tuple[
+            Grant, GameRow, Game, int]:
+        """The grant's table, seen by a player or a member, and a smazzata it scored."""
+        grant = self._grant(request)
+        self._limit(("user", grant.user_id))
+        if not isinstance(wanted, str | int) or isinstance(wanted, bool) \
+                or not _TABLE.fullmatch(str(wanted)):
+            raise ApiError(400, "webapp.bad_request")
+        loaded = await self._load(grant.game_id)
+        if loaded is None or loaded[1] is None:
+            raise ApiError(404, "webapp.no_table")
+        await self._check_access(grant.user_id, loaded[0])
+        return grant, loaded[0], loaded[1], int(wanted)
+
+    async def _ratings(self, request: web.Request) -> web.Response:
+        """The rating changes of a result sheet (bot/webapp/share.py)."""
+        _, row, game, smazzata = await self._scored_table(request,
+                                                          request.query.get("smazzata", ""))
+        lang = request[LANG] if request[LANG] in LANGUAGES else self.default_language
+        return web.json_response(await share.rating_lines(self.service, row, game, smazzata,
+                                                          lang))
+
+    async def _share(self, request: web.Request) -> web.Response:
+        """A result card saved for the user to share (``shareMessage``, Bot API 8.0)."""
+        body = await self._body(request)
+        grant, row, game, smazzata = await self._scored_table(request, body.get("smazzata"))
+        if self.sharer is None:
+            raise ApiError(404, "webapp.no_share")
+        lang = self._seat_language(row, grant.user_id)
+        try:
+            card = await share.result_card(self.service, row, game, smazzata, lang)
+        except share.NotFound:
+            raise ApiError(404, "webapp.no_table") from None
+        try:
+            prepared = await self.sharer(grant.user_id, card, lang)
+        except TelegramError as exc:
+            log.warning("could not prepare the share of %s: %s", grant.user_id, exc)
+            raise ApiError(502, "webapp.no_share") from None
+        return web.json_response({"ok": True, "id": prepared})
 
     async def _move(self, request: web.Request) -> web.Response:
         grant = self._grant(request)

@@ -650,8 +650,50 @@ function showSheet(sheet) {
   } else if (sheet.draw) {
     body.push(el("p", "draw", s.ui.draw));
   }
+  const ratings = el("table", "changes ratings");
+  ratings.hidden = true;
+  body.push(ratings);
   body.push(button("🔎 " + s.ui.review, "call review-button", () => showReview(sheet.smazzata)));
+  // "share" sends the result card to a chat the user picks: Bot API 8.0's shareMessage
+  if (atLeast("8.0") && tg.shareMessage) {
+    body.push(button(s.ui.share, "call share-button", () => shareSheet(sheet.smazzata)));
+  }
   openOverlay("sheet", sheet.title, body);
+  drawRatings(ratings, sheet.smazzata);
+}
+
+/** The rating changes of the unit a smazzata ended (none: the table stays hidden). */
+async function drawRatings(table, smazzata) {
+  const url = `api/ratings?token=${encodeURIComponent(app.token)}&lang=${app.lang}` +
+    `&smazzata=${smazzata}`;
+  const response = await fetch(url).catch(() => null);
+  if (!response || !response.ok) return;
+  const result = await response.json().catch(() => null);
+  if (!result || !result.lines || !result.lines.length) return;
+  table.append(el("caption", null, result.title));
+  for (const line of result.lines) {
+    const tr = el("tr", line.change > 0 ? "up" : (line.change < 0 ? "down" : ""));
+    const change = line.change > 0 ? `+${line.change}` : (line.change < 0
+      ? `−${-line.change}` : "±0");
+    tr.append(el("td", null, line.name), el("td", "rating", String(line.rating)),
+              el("td", "delta", change));
+    table.append(tr);
+  }
+  table.hidden = false;
+}
+
+async function shareSheet(smazzata) {
+  const response = await fetch("api/share", {
+    method: "POST",
+    headers: { "Authorization": `Bearer ${app.token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ smazzata }),
+  }).catch(() => null);
+  const result = response ? await response.json().catch(() => ({})) : {};
+  if (!response || !response.ok) {
+    toast(result.message || (response ? response.statusText : "…"), true);
+    return;
+  }
+  tg.shareMessage(result.id, (sent) => { if (sent) toast(app.state.ui.shared); });
 }
 
 async function showReview(smazzata, at) {
