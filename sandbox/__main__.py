@@ -113,7 +113,9 @@ def bot_environment(tg: FakeTelegram, database_url: str, web_app_port: int | Non
 
 async def run(args: argparse.Namespace) -> int:
     flood: FloodLimits | bool = not args.no_flood_limits
-    tg = FakeTelegram(bot_username="BriscolaSandboxBot", bot_name="Briscola", flood=flood)
+    # inline mode on, as @BotFather's /setinline would (README: the inline mode)
+    tg = FakeTelegram(bot_username="BriscolaSandboxBot", bot_name="Briscola", flood=flood,
+                      inline_mode=True)
     page = SandboxWeb(tg, build_world(tg))
     try:
         port = await page.start(args.host, args.port)

@@ -40,6 +40,7 @@ from sandbox.fakeapi import (
     FakeMessage,
     FakeTelegram,
     FakeUser,
+    InlineQueryHandle,
     WaitTimeout,
 )
 
@@ -135,6 +136,8 @@ class SandboxWeb:
         #: The bot's Mini Apps by short name (BotFather's /newapp): their URLs.
         self.web_apps: dict[str, str] = {}
         self.revision = 0
+        #: Inline queries typed on the page, by id (their results can be chosen).
+        self.inline_queries: dict[str, InlineQueryHandle] = {}
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -152,6 +155,10 @@ class SandboxWeb:
         app.router.add_post("/api/start", self._guarded(self._start))
         app.router.add_post("/api/users", self._guarded(self._add_user))
         app.router.add_post("/api/webapp", self._guarded(self._web_app))
+        app.router.add_post("/api/inline", self._guarded(self._inline))
+        app.router.add_post("/api/inline/choose", self._guarded(self._choose))
+        app.router.add_post("/api/startgroup", self._guarded(self._startgroup))
+        app.router.add_post("/api/share", self._guarded(self._share))
         app.router.add_static("/static/", STATIC_DIR)
         return app
 
@@ -336,6 +343,54 @@ class SandboxWeb:
         if body.get("url") not in urls or chat.type != "private":
             raise ValueError("no such web_app button")
         return {"url": self.tg.open_web_app(user, str(body["url"]))}
+
+    async def _inline(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``@bot query`` typed in a chat's composer: the bot's answer (its results)."""
+        user = self._acting(body)
+        chat = self._chat(user, body.get("chat"))
+        query = str(body.get("query", ""))[:256]
+        handle = await user.inline(query, None if chat.type == "private" else chat)
+        try:
+            answer = await handle.wait(ANSWER_SECONDS)
+        except WaitTimeout:
+            return {"query": None, "results": [], "button": None}
+        if len(self.inline_queries) > 100:
+            self.inline_queries.clear()
+        self.inline_queries[handle.id] = handle
+        return {
+            "query": handle.id,
+            "results": [{"id": r["id"], "title": r.get("title", ""),
+                         "description": r.get("description", "")} for r in answer.results],
+            "button": None if answer.button is None else {"text": answer.button["text"]},
+        }
+
+    async def _choose(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A result of an inline query picked: sent by the user, via the bot."""
+        user = self._acting(body)
+        handle = self.inline_queries.get(str(body.get("query")))
+        if handle is None or handle.user is not user:
+            raise ValueError("no such inline query")
+        message = await user.choose(handle, str(body.get("result")))
+        return {"message": message.message_id}
+
+    async def _startgroup(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A ``t.me/<bot>?startgroup=<payload>`` link: the user picked this group, where
+        Telegram sends ``/start@<bot> <payload>`` for them."""
+        user = self._acting(body)
+        chat = self._chat(user, body.get("chat"))
+        payload = str(body.get("payload") or "")
+        if chat.type == "private" or not re.fullmatch(r"[A-Za-z0-9_-]{0,64}", payload):
+            raise ValueError("a group and a start payload are needed")
+        text = f"/start@{self.tg.bot.username}" + (f" {payload}" if payload else "")
+        message = await user.send(chat, text)
+        return {"message": message.message_id}
+
+    async def _share(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The Mini App's ``shareMessage(id)``: the user sends it to the chat they pick."""
+        user = self._acting(body)
+        chat = self._chat(user, body.get("chat"))
+        message = self.tg.world.share_prepared(user, str(body.get("id")), chat)
+        return {"message": message.message_id}
 
     async def _add_user(self, body: dict[str, Any]) -> dict[str, Any]:
         name = " ".join(str(body.get("name", "")).split())[:_NAME_LIMIT]

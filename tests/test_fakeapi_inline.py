@@ -113,8 +113,8 @@ async def test_prepared_inline_messages_are_shared_by_their_user() -> None:
         bob = tg.add_user("Bob")
         await alice.start_bot()
         group = tg.add_group("Amici", [alice, bob])
-        with pytest.raises(BadRequest, match=r"(?i)user_id_invalid"):  # never started the bot
-            await bot.save_prepared_inline_message(bob.id, article("p"), allow_user_chats=True)
+        with pytest.raises(BadRequest, match=r"(?i)user_id_invalid"):  # nobody Telegram knows
+            await bot.save_prepared_inline_message(999, article("p"), allow_user_chats=True)
         with pytest.raises(BadRequest, match=r"(?i)at least one chat type"):
             await bot.save_prepared_inline_message(alice.id, article("p"))
         prepared = await bot.save_prepared_inline_message(alice.id, article("p"),

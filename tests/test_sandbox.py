@@ -46,14 +46,19 @@ def test_token_choice(tmp_path: Path, monkeypatch: Any) -> None:
     assert token_configured()
 
 
-async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> None:
-    """A user of the page writes /nuova in the group, presses Entra, sees the answer;
-    what a client could not do is refused with a reason."""
+async def _started(tg: Any, tmp_path: Path) -> tuple[list[Any], SandboxWeb, Any, str]:
+    """The sandbox's world, its page's server and the bot: (groups, page, bot, base URL)."""
     groups = build_world(tg)
     page = SandboxWeb(tg, groups)
     port = await page.start("127.0.0.1", 0)
     bot = await make_bot(tg, tmp_path / "bot.db").start()
-    base = f"http://127.0.0.1:{port}"
+    return groups, page, bot, f"http://127.0.0.1:{port}"
+
+
+async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> None:
+    """A user of the page writes /nuova in the group, presses Entra, sees the answer;
+    what a client could not do is refused with a reason."""
+    groups, page, bot, base = await _started(tg, tmp_path)
     try:
         anna, _bruno, _carla, dave = tg.world.users.values()
         async with aiohttp.ClientSession() as http:
@@ -120,3 +125,62 @@ def test_bot_environment_points_only_the_api_at_the_fake(tg: Any, monkeypatch: A
     assert env["WEBHOOK_URL"] == ""  # long polling: the local server delivers no webhooks
     args = parse_args([])
     assert (args.host, args.port) == ("127.0.0.1", 8080)
+
+
+async def test_sandbox_inline_mode_invites_and_shares(tg: Any, tmp_path: Path) -> None:
+    """The page's inline mode (issue 48): "@bot" typed in a composer lists the bot's
+    results; the invitation picked is Anna's message via the bot; its startgroup link
+    opens a lobby in the group; garbage gets the hint; a prepared message is shared."""
+    tg.world.inline_mode = True  # (the sandbox's world has it on: sandbox/__main__.py)
+    groups, page, bot, base = await _started(tg, tmp_path)
+    try:
+        anna = next(iter(tg.world.users.values()))
+        group = groups[0]
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{base}/api/inline", json={
+                    "user": anna.id, "chat": group.id, "query": ""}) as response:
+                listed = await response.json()
+            assert [r["id"] for r in listed["results"]] == ["invite", "rating"]
+            assert listed["results"][0]["title"].startswith("🃏")
+            async with http.post(f"{base}/api/inline/choose", json={
+                    "user": anna.id, "query": listed["query"], "result": "invite"}) as response:
+                assert response.status == 200
+            invite = tg.chat_messages(group)[-1]
+            assert invite.via_bot and invite.sender is anna
+            async with http.get(f"{base}/api/state?user={anna.id}") as response:
+                shown = {c["id"]: c for c in (await response.json())["chats"]}
+            links = [b["url"] for row in shown[group.id]["messages"][-1]["buttons"] for b in row]
+            assert links[0].endswith("?startgroup=nuova")
+            async with http.post(f"{base}/api/startgroup", json={
+                    "user": anna.id, "chat": group.id, "payload": "nuova"}) as response:
+                assert response.status == 200
+            await tg.wait_for_message(group, "nuova partita")
+            async with http.post(f"{base}/api/inline", json={
+                    "user": anna.id, "chat": group.id, "query": "ß" * 300}) as response:
+                garbage = await response.json()
+            assert garbage["results"] == [] and garbage["button"]["text"]
+            # someone else's query, or a startgroup into a private chat: refused
+            bruno = list(tg.world.users.values())[1]
+            for path, body in (("inline/choose", {"user": bruno.id, "query": listed["query"],
+                                                  "result": "invite"}),
+                               ("startgroup", {"user": anna.id, "chat": anna.id,
+                                               "payload": "nuova"})):
+                async with http.post(f"{base}/api/{path}", json=body) as response:
+                    assert response.status == 400
+            # the Mini App's shareMessage, as the page's Telegram host plays it
+            prepared = await bot.app.bot.save_prepared_inline_message(
+                anna.id, _article(), allow_group_chats=True)
+            async with http.post(f"{base}/api/share", json={
+                    "user": anna.id, "chat": group.id, "id": prepared.id}) as response:
+                assert response.status == 200
+            assert tg.chat_messages(group)[-1].content == "Risultato"
+        assert not tg.unanswered_callbacks()
+    finally:
+        await bot.stop()
+        await page.stop()
+
+
+def _article() -> Any:
+    from telegram import InlineQueryResultArticle, InputTextMessageContent
+
+    return InlineQueryResultArticle("card", "Carta", InputTextMessageContent("Risultato"))

@@ -45,6 +45,17 @@ def change_lines(lang: str, seats: Sequence[RatingSeat], names: Sequence[str]) -
     return lines
 
 
+def with_changes(lang: str, result: str, seats: Sequence[RatingSeat],
+                 names: Sequence[str]) -> str:
+    """A result sheet with the rating changes of the unit it ended: after the scores,
+    before "next smazzata" (if the sheet ends with it)."""
+    block = "\n".join(change_lines(lang, seats, names))
+    after = "\n\n" + tr(lang, "result.next")
+    if result.endswith(after):
+        return clip(result[: -len(after)] + "\n\n" + block + after)
+    return clip(result + "\n\n" + block)
+
+
 def board_text(lang: str, boards: Mapping[str, Sequence[RatingRow]]) -> str:
     """``/classifica rating``: one table per family that has ratings in the chat."""
     if not any(boards.values()):

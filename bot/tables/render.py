@@ -375,7 +375,7 @@ class Renderer:
             (await self.ratings(row.game_id)).get(smazzata)
         if not seats:
             return text
-        return texts.clip("\n".join([text, "", *rating_texts.change_lines(lang, seats, names)]))
+        return rating_texts.with_changes(lang, text, seats, names)
 
     async def _results(self, row: GameRow, game: Game, posted: int) -> list[Result]:
         """The results not posted yet (several if the redraws fell behind, e.g. a restart)."""

@@ -69,8 +69,6 @@ async def result_card(
     result = result_from_json(stored[smazzata].result_json)
     names = seat_names(row, game, lang)
     style = game.options.deck_style.value
-    lines = [texts.any_result_text(lang, style, result, names, True, game.morto)]
+    text = texts.any_result_text(lang, style, result, names, True, game.morto)
     changes = (await rating_store.game_changes(service.db, row.game_id)).get(smazzata)
-    if changes:
-        lines += ["", *rating_texts.change_lines(lang, changes, names)]
-    return texts.clip("\n".join(lines))
+    return rating_texts.with_changes(lang, text, changes, names) if changes else text

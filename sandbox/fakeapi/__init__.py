@@ -4,7 +4,13 @@ Entry point: `FakeTelegram` (server.py).  README.md in this package documents th
 enforced limits (with Telegram's error descriptions) and the known gaps.
 """
 
-from .client import CallbackAnswer, CallbackQueryHandle, FakeUser
+from .client import (
+    CallbackAnswer,
+    CallbackQueryHandle,
+    FakeUser,
+    InlineAnswer,
+    InlineQueryHandle,
+)
 from .errors import ApiError, FakeClientError, WaitTimeout
 from .html import HtmlParseError, parse_html, utf16_len
 from .limits import FloodLimits, FloodViolation
@@ -29,6 +35,8 @@ __all__ = [
     "FloodLimits",
     "FloodViolation",
     "HtmlParseError",
+    "InlineAnswer",
+    "InlineQueryHandle",
     "PendingUpdate",
     "WaitTimeout",
     "WebhookDelivery",

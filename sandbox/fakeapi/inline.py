@@ -17,10 +17,10 @@ Telegram's behaviour modelled here:
 * a chosen result becomes a message *sent by the user* ``via_bot`` in the chat where
   the query was typed; the bot gets ``chosen_inline_result`` only if inline feedback is
   on (@BotFather ``/setinlinefeedback``);
-* ``savePreparedInlineMessage`` stores a result for one user (with the kinds of chats it
-  may go to) and returns a ``PreparedInlineMessage`` (``id``, ``expiration_date``); the
-  Mini App's ``shareMessage(id)`` lets the user pick a chat and sends it there, as a
-  chosen inline result.
+* ``savePreparedInlineMessage`` stores a result for one user known to Telegram (with
+  the kinds of chats it may go to) and returns a ``PreparedInlineMessage`` (``id``,
+  ``expiration_date``); the Mini App's ``shareMessage(id)`` lets the user pick a chat
+  and sends it there, as a chosen inline result.
 """
 
 from __future__ import annotations

@@ -606,8 +606,7 @@ def answer_inline_query(self: BotApi, p: Params) -> Any:
 @api("savePreparedInlineMessage")
 def save_prepared_inline_message(self: BotApi, p: Params) -> Any:
     user_id = p.integer("user_id", required=True)
-    user = self.world.users.get(user_id)
-    if user is None or not user.started:
+    if user_id not in self.world.users:
         raise bad_request("USER_ID_INVALID")
     allowed = frozenset(kind for kind in ("users", "bots", "groups", "channels")
                         if p.flag(f"allow_{kind[:-1]}_chats"))

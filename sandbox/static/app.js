@@ -53,6 +53,14 @@ async function openWebApp(request) {
       const host = window.TelegramHost(overlay.querySelector("iframe"), {
         onClose: () => overlay.remove(),
         onBackButton: (visible) => { back.hidden = !visible; },
+        // shareMessage: Telegram asks where to; here the user's first group
+        onShareMessage: async (id) => {
+          const target = pickGroup(null);
+          if (!target) return false;
+          await post("/api/share", { user: state.user, chat: target.id, id });
+          toast(`Shared in ${target.title}`, false);
+          return true;
+        },
       });
       back.addEventListener("click", () => host.pressBack());
       overlay.telegramHost = host;
@@ -76,6 +84,20 @@ async function openLink(url, chatId) {
   if (app && state.bot && app[1].toLowerCase() === state.bot.username.toLowerCase()) {
     return openWebApp({ chat: chatId, short_name: app[2], start_param: app[3] || "" });
   }
+  // ?startgroup=…: Telegram asks which group, then sends /start@<bot> … there (here: the
+  // group the link was pressed in, else the user's first group)
+  const group = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)\?startgroup=([A-Za-z0-9_-]*)/.exec(url);
+  if (group && state.bot && group[1].toLowerCase() === state.bot.username.toLowerCase()) {
+    const target = pickGroup(chatId);
+    if (!target) return toast("You are in no group to open it in.", true);
+    try {
+      await post("/api/startgroup", { user: state.user, chat: target.id, payload: group[2] });
+      toast(`Sent to ${target.title}`, false);
+    } catch (error) {
+      toast(String(error.message || error), true);
+    }
+    return;
+  }
   const match = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]+)(?:\?start=([A-Za-z0-9_-]*))?/.exec(url);
   if (match && state.bot && match[1].toLowerCase() === state.bot.username.toLowerCase()) {
     if (match[2] !== undefined) await post("/api/start", { user: state.user, payload: match[2] });
@@ -84,6 +106,62 @@ async function openLink(url, chatId) {
     return;
   }
   window.open(url, "_blank", "noopener");
+}
+
+/** The group a link or a shared message goes to: this chat if a group, else the first. */
+function pickGroup(chatId) {
+  const groups = (state.chats || []).filter((c) => c.type !== "private");
+  return groups.find((c) => c.id === chatId) || groups[0] || null;
+}
+
+// The inline mode: "@<bot> query" in a composer asks the bot (POST /api/inline) and lists
+// its results above the composer, as Telegram's clients do; picking one sends it
+let inlineTimer = null;
+function inlineTyped(panel, chatId, text) {
+  const box = panel.querySelector(".inline-results");
+  const name = state.bot ? state.bot.username : "";
+  const match = new RegExp(`^@${name}(?:\\s+([\\s\\S]*))?$`, "i").exec(text);
+  clearTimeout(inlineTimer);
+  if (!name || !match) { box.hidden = true; box.replaceChildren(); return; }
+  inlineTimer = setTimeout(async () => {
+    try {
+      const result = await post("/api/inline", { user: state.user, chat: chatId,
+                                                 query: (match[1] || "").slice(0, 256) });
+      if (panel.querySelector(".draft").value !== text) return;  // typed on, or sent
+      const items = result.results.map((r) => {
+        const item = document.createElement("button");
+        item.type = "button";
+        item.className = "inline-result";
+        item.dataset.result = r.id;
+        const title = document.createElement("strong");
+        title.textContent = r.title;
+        const description = document.createElement("span");
+        description.textContent = r.description || "";
+        item.append(title, description);
+        item.addEventListener("click", async () => {
+          box.hidden = true;
+          panel.querySelector(".draft").value = "";
+          try {
+            await post("/api/inline/choose", { user: state.user, query: result.query,
+                                               result: r.id });
+          } catch (error) {
+            toast(String(error.message || error), true);
+          }
+        });
+        return item;
+      });
+      if (result.button) {
+        const hint = document.createElement("div");
+        hint.className = "inline-hint";
+        hint.textContent = result.button.text;
+        items.push(hint);
+      }
+      box.replaceChildren(...items);
+      box.hidden = items.length === 0;
+    } catch (error) {
+      toast(String(error.message || error), true);
+    }
+  }, 250);
 }
 
 async function press(chatId, messageId, button) {
@@ -157,10 +235,11 @@ function chatPanel(chat) {
   panel.dataset.type = chat.type;
   // the composer's own input (`.draft`): a message's text is `.text` too
   const input = panel.querySelector(".draft");
+  input.addEventListener("input", () => inlineTyped(panel, chat.id, input.value));
   panel.querySelector(".composer").addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = input.value.trim();
-    if (!text) return;
+    if (!text || !panel.querySelector(".inline-results").hidden) return;
     input.value = "";  // cleared at once: the next command may be typed while this one goes
     try {
       await post("/api/send", { user: state.user, chat: chat.id, text });
@@ -175,6 +254,7 @@ function chatPanel(chat) {
 
 function render(data) {
   state.bot = data.bot;
+  state.chats = data.chats;
   const select = $("user");
   const options = data.users.map((u) => `${u.id}:${u.name}`).join("|");
   if (select.dataset.options !== options) {

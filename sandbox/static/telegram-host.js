@@ -53,6 +53,15 @@ window.TelegramHost = function TelegramHost(frame, options) {
         host.backVisible = Boolean(payload && payload.is_visible);
         if (opts.onBackButton) opts.onBackButton(host.backVisible);
         break;
+      case "web_app_send_prepared_message": {  // shareMessage (Bot API 8.0)
+        const id = payload && payload.id;
+        const share = opts.onShareMessage ? opts.onShareMessage(id) : Promise.resolve(false);
+        Promise.resolve(share).then(
+          (sent) => send(sent ? "prepared_message_sent" : "prepared_message_failed",
+                         sent ? {} : { error: "USER_DECLINED" }),
+          () => send("prepared_message_failed", { error: "UNKNOWN_ERROR" }));
+        break;
+      }
       case "web_app_close":
         host.closed = true;
         if (opts.onClose) opts.onClose();

@@ -190,9 +190,8 @@ async def test_fast_clicks_auction_and_smazzata(
         unit = next(u.unit_id for u in units if u.game_id == row.game_id
                     and u.smazzata_index == game.last_score.smazzata)
         seats = [seat for unit_id, seat in fold(units, {}).seats if unit_id == unit]
-        result, _ = parse_html("\n".join([
-            texts.result_text(lang, style, game.last_score, names), "",
-            *rating_texts.change_lines(lang, seats, names)]))
+        result, _ = parse_html(rating_texts.with_changes(
+            lang, texts.result_text(lang, style, game.last_score, names), seats, names))
         assert any(m.content == result for m in tg.chat_messages(table.group, from_bot=True))
     finally:
         await bot.stop()

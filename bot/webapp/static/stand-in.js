@@ -60,6 +60,17 @@
     disableVerticalSwipes() { calls.push("swipes:off"); post("web_app_setup_swipe_behavior",
       { allow_vertical_swipe: false }); },
     requestFullscreen() { calls.push("fullscreen"); post("web_app_request_fullscreen"); },
+    // Bot API 8.0: the user picks a chat for a prepared message; the client answers
+    shareMessage(id, callback) {
+      calls.push("share:" + id);
+      const done = (sent) => { off(); if (callback) callback(sent); };
+      const sent = () => done(true), failed = () => done(false);
+      const off = () => { webApp.offEvent("prepared_message_sent", sent);
+        webApp.offEvent("prepared_message_failed", failed); };
+      webApp.onEvent("prepared_message_sent", sent);
+      webApp.onEvent("prepared_message_failed", failed);
+      post("web_app_send_prepared_message", { id });
+    },
     safeAreaInset: { top: 0, bottom: 0, left: 0, right: 0 },
     contentSafeAreaInset: { top: 0, bottom: 0, left: 0, right: 0 },
     isActive: true,
@@ -87,6 +98,9 @@
       emit("themeChanged");
     } else if (data.eventType === "back_button_pressed") {
       webApp.BackButton.press();
+    } else if (data.eventType === "prepared_message_sent" ||
+               data.eventType === "prepared_message_failed") {
+      emit(data.eventType);
     } else if (data.eventType === "visibility_changed" && data.eventData) {
       webApp.isActive = Boolean(data.eventData.is_visible);
       emit(webApp.isActive ? "activated" : "deactivated");
