@@ -214,3 +214,23 @@ async def test_ratings_follow_a_group_that_becomes_a_supergroup(db: Database) ->
     assert await rebuild(db, write=False) == []
     await service.migrate_chat(CHAT, supergroup, [gid])  # again: nothing changes
     assert await store.ratings_board(db, supergroup, "chiamata") == after
+
+
+async def test_a_unit_that_cannot_be_rated_never_blocks_the_move(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stored result the model cannot read (here: a seat nobody holds) is logged and
+    left unrated; the move is stored all the same, and the rebuild agrees."""
+    from bot.ratings import live
+    from storage import GameRow
+
+    service = GameService(db)
+    gid = await play(db, service, TableOptions(match_end="hands:1"), people(5))
+    row = await repo.get_game(db, gid)
+    assert isinstance(row, GameRow)
+    async with db.transaction() as tx:
+        seats = await live.rate_unit(tx, row, "chiamata", None, 7, {
+            "chiamante": 9, "socio": None, "won": True, "in_mano": True})
+    assert seats == [] and "smazzata 7 of game" in caplog.text
+    assert all(u.smazzata_index != 7 for u in await store.units(db))
+    assert await rebuild(db, write=False) == []

@@ -10,6 +10,7 @@ unit, so that a rebuild finds the same players.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 
 from bot.ratings import model
@@ -17,6 +18,8 @@ from game import TableOptions
 from game.events import BriscolaScored, Event, MatchOver, SmazzataScored
 from storage import Executor, GameRow, SeatRow
 from storage import ratings as store
+
+log = logging.getLogger(__name__)
 
 
 def seat_players(row: GameRow, morto: int | None) -> dict[int, str]:
@@ -43,6 +46,7 @@ async def rate_events(
     last_briscola: BriscolaScored | None = None
     for ev in events:
         if isinstance(ev, SmazzataScored):
+            # (the result as stored and read back by a rebuild: its tuples are lists)
             await rate_unit(tx, row, family, morto, ev.smazzata, json.loads(
                 json.dumps(ev._asdict())))
         elif isinstance(ev, BriscolaScored):
@@ -58,7 +62,11 @@ async def rate_unit(
 ) -> list[store.RatingSeat]:
     """Rate one unit (``result``: the stored smazzata result that decides it)."""
     players = seat_players(row, morto)
-    unit = model.unit_of(family, result, sorted(players))
+    try:  # (pure: nothing is written yet, the move goes on without its rating)
+        unit = model.unit_of(family, result, sorted(players))
+    except (KeyError, ValueError, TypeError) as exc:
+        log.error("smazzata %s of game %s not rated: %s", index, row.game_id, exc)
+        return []
     names = {players[s.seat]: s.display_name for s in row.seats if s.is_human}
     keys = {players[seat]: names.get(players[seat], "") for side in unit.sides
             for seat in side}

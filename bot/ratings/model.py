@@ -125,9 +125,13 @@ def briscola_unit(result: Mapping[str, object]) -> Unit:
 
 
 def unit_of(family: Family, result: Mapping[str, object], seats: Sequence[int]) -> Unit:
-    if family == "chiamata":
-        return chiamata_unit(result, seats)
-    return briscola_unit(result)
+    """The unit a stored result decides, among ``seats``; ValueError if it cannot be one
+    (a side without players, a player at no seat)."""
+    unit = chiamata_unit(result, seats) if family == "chiamata" else briscola_unit(result)
+    playing = [seat for side in unit.sides for seat in side]
+    if len(unit.sides) < 2 or not all(unit.sides) or not set(playing) <= set(seats):
+        raise ValueError(f"not a rated unit: sides {unit.sides} among seats {list(seats)}")
+    return unit
 
 
 def rate(
