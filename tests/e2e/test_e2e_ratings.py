@@ -169,7 +169,7 @@ async def test_inline_invitation_and_rating(tg: Any, tmp_path: Path) -> None:
         query = await bob.inline("rating", elsewhere)
         mine = await bob.choose(query, "rating") if (await query.wait(10)) else None
         assert mine is not None
-        assert f"Briscola chiamata: {model.shown(30.0, 2.0)} in the group" in mine.content
+        assert f"Briscola chiamata: {model.shown(30.0, 2.0)} in 1 group" in mine.content
 
         # 256 characters of garbage: no results, a short localized hint, a log line
         garbage = "".join(random.Random(4).choice("€x<&>\u200b🃏 ") for _ in range(256))
