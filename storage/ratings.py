@@ -20,6 +20,7 @@ __all__ = [
     "RatingSeat",
     "StoredUnit",
     "count_playing",
+    "count_units",
     "game_changes",
     "last_changes",
     "lock_for_rebuild",
@@ -229,6 +230,11 @@ async def migrate_chat(ex: Executor, old_chat_id: int, new_chat_id: int) -> int:
         )
         await tx.execute("DELETE FROM ratings WHERE chat_id = ?", (old_chat_id,))
     return moved
+
+
+async def count_units(ex: Executor) -> int:
+    """How many units were rated (a backfill runs only on none)."""
+    return int(await ex.fetchval("SELECT COUNT(*) FROM rating_units"))
 
 
 async def count_playing(ex: Executor) -> int:

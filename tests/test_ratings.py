@@ -15,7 +15,7 @@ import pytest
 from bench.sim import simple_policy
 from bot.prefs import Prefs
 from bot.ratings import model
-from bot.ratings.rebuild import Busy, rebuild
+from bot.ratings.rebuild import AlreadyRated, Busy, backfill, rebuild
 from bot.service import GameService
 from game import TableOptions
 from storage import Database, SeatRow, open_database, repo
@@ -194,6 +194,9 @@ def test_the_command_line(tmp_path: Path) -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert "the same as recomputed" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "bot.ratings", "backfill", "--database-url",
+                           url], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "backfill refused: " in done.stderr  # rated already
     asyncio.run(setup(True))
     done = subprocess.run(run, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
@@ -234,3 +237,28 @@ async def test_a_unit_that_cannot_be_rated_never_blocks_the_move(
     assert seats == [] and "smazzata 7 of game" in caplog.text
     assert all(u.smazzata_index != 7 for u in await store.units(db))
     assert await rebuild(db, write=False) == []
+
+
+async def test_a_backfill_rates_the_matches_played_before_as_the_bot_did(
+    db: Database
+) -> None:
+    """Matches played, then their ratings forgotten (a database from before ratings):
+    the backfill rates them again, the same numbers as the bot rated them live; once."""
+    service = GameService(db)
+    await play(db, service, TableOptions(match_end="hands:2"), people(5, computers=2))
+    await play(db, service, TableOptions(players=4, match_end="hands:2"), people(4), seed=8)
+    await play(db, service, TableOptions(game="briscola", players=3, briscola_match="wins:1"),
+               people(3), seed=10)
+    live_units = [(u.game_id, u.smazzata_index, u.seats) for u in await store.units(db)]
+    live_ratings = [(r.chat_id, r.family, r.player, r.mu, r.sigma, r.units)
+                    for r in await store.stored_ratings(db)]
+    for table in ("rating_seats", "rating_units", "ratings"):
+        await db.execute(f"DELETE FROM {table}")
+    assert await backfill(db) == len(live_units)
+    assert [(u.game_id, u.smazzata_index, u.seats) for u in await store.units(db)] == \
+        live_units
+    assert [(r.chat_id, r.family, r.player, r.mu, r.sigma, r.units)
+            for r in await store.stored_ratings(db)] == live_ratings
+    assert await rebuild(db, write=False) == []
+    with pytest.raises(AlreadyRated):
+        await backfill(db)

@@ -9,6 +9,12 @@ changed, which is what a rebuild is for.
 A rebuild refuses to run while a match is being played (:class:`Busy`): its ratings
 would change under it. It runs in one transaction, which on PostgreSQL also holds off
 the rating of any unit until it is done.
+
+:func:`backfill` (``python -m bot.ratings backfill``) rates, once, the matches finished
+before ratings existed (a database upgraded to them has none rated): in the order their
+smazzate were scored, through the bot's own rating of a unit, with the seats as stored
+at the end of each match (a seat a computer took over counts as that computer). It
+refuses when any unit is rated already, or during play.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.ratings import model
-from storage import Database
+from bot.prefs import Prefs
+from bot.ratings import live, model
+from game import Game
+from storage import Database, repo
 from storage import ratings as store
 
 
@@ -32,6 +40,17 @@ class Busy(Exception):
             "the bot, or wait for the tables to end)"
         )
         self.playing = playing
+
+
+class AlreadyRated(Exception):
+    """A backfill runs on a database without rated units only."""
+
+    def __init__(self, units: int) -> None:
+        super().__init__(
+            f"{units} unit(s) already rated: a backfill rates the matches played before "
+            "ratings existed, once; to recompute the ratings use rebuild"
+        )
+        self.units = units
 
 
 @dataclass(frozen=True)
@@ -118,3 +137,38 @@ async def rebuild(db: Database, *, write: bool = True) -> list[Difference]:
         if write and found:
             await store.rewrite(tx, rebuilt.seats, rebuilt.ratings)
     return found
+
+
+async def backfill(db: Database) -> int:
+    """Rate the finished matches of a database that has no rated unit yet; return the
+    number of units rated.
+
+    :raises Busy: a match is being played.
+    :raises AlreadyRated: units are rated already."""
+    async with db.transaction() as tx:
+        await store.lock_for_rebuild(tx)
+        playing = await store.count_playing(tx)
+        if playing:
+            raise Busy(playing)
+        rated = await store.count_units(tx)
+        if rated:
+            raise AlreadyRated(rated)
+        scored = []
+        for finished in await repo.list_finished_games(tx, 0):
+            row = await repo.get_game(tx, finished.game_id)
+            if row is None or row.snapshot_json is None:
+                continue
+            options = Prefs.from_json(row.settings_json).options
+            results = await repo.load_smazzata_results(tx, row.game_id)
+            if options.game == "briscola":
+                results = results[-1:]  # the match is the unit: its last smazzata
+            morto = Game.from_json(row.snapshot_json).morto
+            family = model.family_of(options.game, options.players)
+            scored += [(r.created_at, r.game_id, r.smazzata_index, row, family, morto,
+                        r.result_json) for r in results]
+        scored.sort(key=lambda item: item[:3])
+        count = 0
+        for _, _, index, row, family, morto, result in scored:
+            count += bool(await live.rate_unit(tx, row, family, morto, index,
+                                               json.loads(result)))
+    return count
