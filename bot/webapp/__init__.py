@@ -13,6 +13,7 @@ from telegram import Bot
 from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 
+from bot.features.rematch import rematch
 from bot.runtime import Runtime
 from bot.webapp.server import WebAppServer
 
@@ -57,11 +58,14 @@ async def start(bot: Bot, rt: Runtime) -> WebAppServer:
         # the chat follows as after a button press
         rt.tables.background(rt.tables.after(applied))
 
+    async def rematcher(game_id: int, user_id: int) -> tuple[int, bool]:
+        return await rematch(rt, game_id, user_id)
+
     server = WebAppServer(
         rt.service, bot_token=settings.bot_token.get_secret_value(), mover=move,
         is_member=MemberCache(bot).check, max_age=settings.webapp_init_data_max_age,
         telegram_js=settings.webapp_telegram_js, default_language=settings.default_language,
-        presence=rt.tables.presence,
+        presence=rt.tables.presence, rematcher=rematcher,
     )
     await server.start(settings.webapp_listen, settings.webapp_port)
     return server
