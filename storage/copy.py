@@ -34,6 +34,9 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("smazzata_results", "game_id, smazzata_index"),
     ("briscola_scores", "chat_id, players, side_key"),
     ("chat_pace", "chat_id"),
+    ("notify_subscriptions", "chat_id, user_id"),
+    ("notify_rounds", "chat_id"),
+    ("season_podiums", "chat_id"),
 )
 
 #: Rows read and written at a time.

@@ -16,6 +16,7 @@ __all__ = [
     "SeasonSmazzataRow",
     "claim_notify_round",
     "claim_podium",
+    "migrate_chat",
     "notify_subscribers",
     "season_matches",
     "season_smazzate",
@@ -140,3 +141,26 @@ async def claim_podium(ex: Executor, chat_id: int, season: str) -> bool:
         "shown_at = excluded.shown_at WHERE season_podiums.season <> excluded.season",
         (chat_id, season, ex.now()),
     ))
+
+
+async def migrate_chat(ex: Executor, old_chat_id: int, new_chat_id: int) -> None:
+    """A group became a supergroup: its subscriptions, its last round of messages and its
+    last podium shown follow it (kept where the new id has its own). Idempotent."""
+    if old_chat_id == new_chat_id:
+        return
+    async with ex.transaction() as tx:
+        await tx.execute(
+            "INSERT INTO notify_subscriptions (chat_id, user_id, created_at) "
+            "SELECT ?, user_id, created_at FROM notify_subscriptions WHERE chat_id = ? "
+            "AND true ON CONFLICT (chat_id, user_id) DO NOTHING",
+            (new_chat_id, old_chat_id),
+        )
+        for table, columns in (("notify_rounds", "game_id, sent_at"),
+                               ("season_podiums", "season, shown_at")):
+            await tx.execute(
+                f"INSERT INTO {table} (chat_id, {columns}) SELECT ?, {columns} FROM {table} "
+                "WHERE chat_id = ? AND true ON CONFLICT (chat_id) DO NOTHING",
+                (new_chat_id, old_chat_id),
+            )
+        for table in ("notify_subscriptions", "notify_rounds", "season_podiums"):
+            await tx.execute(f"DELETE FROM {table} WHERE chat_id = ?", (old_chat_id,))

@@ -131,6 +131,18 @@ async def test_storage_of_subscriptions_rounds_and_podiums(database_url: str) ->
         assert await social.claim_podium(db, -5, "month:2026-10") is False
         assert await social.claim_podium(db, -5, "month:2026-11") is True
         assert await social.claim_podium(db, -8, "month:2026-11") is True
+
+        # a group becomes a supergroup: its rows follow (the new id's own are kept)
+        await social.subscribe(db, -5, 3)
+        await social.subscribe(db, -9, 3)
+        await social.subscribe(db, -9, 4)
+        await social.claim_podium(db, -9, "month:2026-09")
+        await social.migrate_chat(db, -5, -9)
+        await social.migrate_chat(db, -5, -9)  # (idempotent)
+        assert [u for u, _ in await social.notify_subscribers(db, -9)] == [2, 3, 4]
+        assert await social.notify_subscribers(db, -5) == []
+        assert await social.claim_notify_round(db, -9, 12, 3600) is False  # -5's round
+        assert await social.claim_podium(db, -9, "month:2026-09") is False  # -9's own
     finally:
         await db.close()
 
