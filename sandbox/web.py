@@ -200,15 +200,12 @@ class SandboxWeb:
     def state(self, user: FakeUser | None) -> dict[str, Any]:
         """What ``user`` sees (every user, for the switch; their chats with messages)."""
         chats: list[dict[str, Any]] = []
-        if user is not None:
-            for group in self.groups:
-                if not group.is_member(user.id):
-                    continue
-                if group.is_forum:  # a panel per topic
-                    chats += [self._chat_json(group, user, thread) for thread in group.topics]
-                else:
-                    chats.append(self._chat_json(group, user))
+        if user is not None:  # the groups, the private chat, then a forum's topics
+            mine = [g for g in self.groups if g.is_member(user.id)]
+            chats = [self._chat_json(g, user) for g in mine if not g.is_forum]
             chats.append(self._chat_json(user.private_chat, user))
+            chats += [self._chat_json(g, user, thread) for g in mine if g.is_forum
+                      for thread in g.topics]
         return {
             "revision": self.revision,
             "bot": {"name": self.tg.bot.first_name, "username": self.tg.bot.username},

@@ -60,6 +60,7 @@ def test_a_browser_plays_a_match_then_its_rivincita(sandbox: str, tmp_path: Path
             board = ui.answered("group", "Classifica —")
             expect(board).to_contain_text("Anna")
             board.scroll_into_view_if_needed()
+            expect(page.locator("#toast")).to_be_hidden()  # (the refusal's toast has gone)
             shot = Path(os.environ.get("CLASSIFICA_SCREENSHOT", tmp_path / "classifica.png"))
             group.screenshot(path=str(shot))
             assert shot.stat().st_size > 10_000
