@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 
 #: Where the seasons begin and end (midnight of their first day).
 SEASON_ZONE = ZoneInfo("Europe/Rome")
-KINDS = ("month", "quarter", "year", "none")
 MEDALS = ("🥇", "🥈", "🥉")
 
 

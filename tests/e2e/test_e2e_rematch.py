@@ -81,6 +81,19 @@ async def test_rematch_in_a_group_same_seats_each_confirms(tg: Any, tmp_path: Pa
         shown = await tg.wait_for_message(group, "⏳ Ada")
         assert f"r:{lobby.game_id}:ok" in [b.callback_data for b in shown.buttons]
 
+        # forged or misplaced presses: a short alert each, nothing changes
+        before = (await active(bot, group.id)).ui_json
+        for user, message, data, said in (
+            (cleo, final, f"r:{old.game_id}:nope", "Invalid or expired"),
+            (ada, final, f"r:{lobby.game_id}:go", "non è finita"),  # the lobby: not over
+            (cleo, shown, f"r:{lobby.game_id}:ok", "players of this match"),
+            (ada, final, "r:999999:go", "partita"),
+            (ada, final, "r:x:go", "Pulsante"),
+        ):
+            answer = await (await user.press(message, data, check=False)).wait(10)
+            assert answer.show_alert and said in (answer.text or ""), (data, answer.text)
+        assert (await active(bot, group.id)).ui_json == before
+
         # pressed twice (by anyone of the match): refused, still one lobby
         answer = await (await ada.press(final, f"r:{old.game_id}:go")).wait(10)
         assert answer.show_alert and "già" in answer.text
