@@ -6,6 +6,7 @@ second press, a press by someone who did not play: a short alert, nothing change
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -184,5 +185,41 @@ async def test_rematch_alone_deals_again_with_the_same_computers(
         await tg.wait_for_message(ada, "Le tue carte", after=final, timeout=10)
         answer = await (await ada.press(final, f"r:{old.game_id}:go")).wait(10)
         assert answer.show_alert and "già" in answer.text
+    finally:
+        await bot.stop()
+
+
+async def test_the_time_to_confirm_survives_a_restart(
+    tg: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rivincita's lobby is stored with its deadline: a bot started again frees the
+    unconfirmed seats when the deadline comes (the named job is armed again)."""
+    monkeypatch.setattr(rematch, "CONFIRM_SECONDS", 1.5)
+    db_path = tmp_path / "bot.db"
+    bot = await make_bot(tg, db_path).start()
+    ada, ben = people(tg, "Ada", "Ben")
+    for p in (ada, ben):
+        await p.start_bot()
+    group = tg.add_group("Circolo", [ada, ben], admins=[ada])
+    try:
+        table, final = await finished_match(tg, bot, group, [ada, ben])
+        answer = await (await ada.press(final, f"r:{table.game_id}:go")).wait(10)
+        assert not answer.show_alert, answer.text
+        lobby = await active(bot, group.id)
+        assert lobby.seat_of(ben.id) is not None
+        await bot.handled()
+    finally:
+        await bot.stop()
+    bot = await make_bot(tg, db_path).start()
+    try:
+        assert bot.app.job_queue is not None
+        assert bot.app.job_queue.get_jobs_by_name(f"rematch:{lobby.game_id}")
+        for _ in range(500):
+            row = await active(bot, group.id)
+            if row.seat_of(ben.id) is None:
+                break
+            await asyncio.sleep(0.01)
+        assert row.seat_of(ben.id) is None and row.seat_of(ada.id) is not None
+        assert row.status == "lobby" and len(row.seats) == 4
     finally:
         await bot.stop()
