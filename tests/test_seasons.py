@@ -12,7 +12,7 @@ import pytest
 from bot.features import seasons
 from bot.features.seasons import Season, season_at, standings
 from bot.prefs import MENU, Prefs, cycle, with_value
-from storage import open_database, social
+from storage import SeatRow, open_database, repo, social
 from storage.migrations import LATEST_VERSION, get_version
 
 UTC = ZoneInfo("UTC")
@@ -158,3 +158,37 @@ def test_seasons_tile_time(kind: str) -> None:
         assert season_at(kind, season.end - 1) == season
         assert season_at(kind, nxt.start) == nxt
         season = nxt
+
+
+async def test_a_seasons_rows_on_both_engines(database_url: str) -> None:
+    """The season's smazzate and matches are read by the time they were stored, in the
+    chat, people only."""
+    db = await open_database(database_url)
+    now = [ts(2026, 10, 31, 22, 30)]  # 23:30 in Rome: October
+    db.clock = lambda: now[0]  # type: ignore[attr-defined]
+    try:
+        gid = await repo.create_lobby(db, -5, 0, 1, Prefs().to_json())
+        seats = [SeatRow.human(0, 1, "Ada"), SeatRow.computer(1, "🤖 1", "facile"),
+                 SeatRow.human(2, 2, "Ben")]
+        await repo.start_game(db, gid, 7, "{}", seats=seats, settings_json=Prefs().to_json())
+        await repo.record_smazzata_result(db, gid, 0, result(0, 2, True, [2, -1, 1]))
+        now[0] += 3600  # 00:30 in Rome: November
+        await repo.record_smazzata_result(db, gid, 1, result(1, None, False, [1, -4, 1]))
+        await repo.set_status(db, gid, "finished")
+        other = await repo.create_lobby(db, -6, 0, 1, Prefs().to_json())  # another chat
+        await repo.start_game(db, other, 8, "{}", seats=seats[:1])
+        await repo.record_smazzata_result(db, other, 0, result(0, None, True, [4]))
+
+        october, november = Season("month", 2026, 10), Season("month", 2026, 11)
+        rows = await social.season_smazzate(db, -5, october.start, october.end)
+        assert [(r.user_id, r.seat, r.display_name) for r in rows] == [(1, 0, "Ada"),
+                                                                         (2, 2, "Ben")]
+        assert await social.season_matches(db, -5, october.start, october.end) == []
+        rows = await social.season_smazzate(db, -5, november.start, november.end)
+        assert [json.loads(r.result_json)["deltas"][r.seat] for r in rows] == [1, 1]
+        matches = await social.season_matches(db, -5, november.start, november.end)
+        assert [(m.game_id, m.user_id) for m in matches] == [(gid, 1), (gid, 2)]
+        assert await seasons.season_table(db, -5, november) == [
+            ("Ada", 1, 1, 1, 0, 0), ("Ben", 1, 1, 1, 0, 0)]
+    finally:
+        await db.close()
