@@ -42,6 +42,7 @@ from bot.features import (
     scoreboard,
     settings,
     stats,
+    topics,
 )
 from bot.features.help import command_list
 from bot.health import HEARTBEAT_SECONDS, heartbeat
@@ -98,7 +99,7 @@ def build_application(
     app.bot_data["outbox_rates"] = outbox_rates or {}
     common.register(app)
     for feature in (lobby, auction, play, scoreboard, stats, settings, rules, help,
-                    migration, rematch, notify):
+                    migration, rematch, notify, topics):
         feature.register(app)
     app.add_handler(ChatMemberHandler(_on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     play.register_fallback(app)

@@ -80,6 +80,9 @@ class Outbox:
         #: A send was refused because its forum topic is closed: (chat, thread). The
         #: send is not tried again (None is returned): its table ends there.
         self.on_topic_closed = on_topic_closed
+        #: Topics Telegram said are closed, (chat, thread): nothing more is sent there
+        #: until they are reopened (:meth:`topic_reopened`; a restart forgets them).
+        self.closed_topics: set[tuple[int, int]] = set()
         self.pacer = Pacer(
             group_per_minute=group_per_minute, chat_rate=chat_rate, chat_burst=chat_burst,
             private_burst=private_burst, window_seconds=window_seconds,
@@ -171,6 +174,10 @@ class Outbox:
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
+        if thread_id and (chat_id, thread_id) in self.closed_topics:
+            log.info("topic %s of chat %s is closed: a message not sent", thread_id, chat_id)
+            await self._topic_closed(chat_id, thread_id)
+            return None
         drops = self.edits.chat(chat_id).drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
             await self._take(chat_id, priority, promotable=True)
@@ -198,10 +205,11 @@ class Outbox:
             except BadRequest as exc:
                 if TOPIC_CLOSED not in str(exc).upper():
                     raise
-                log.warning("topic %s of chat %s is closed (%s): not sent, and not tried "
-                            "again", thread_id, chat_id, exc)
-                if self.on_topic_closed is not None:
-                    await self.on_topic_closed(chat_id, thread_id or 0)
+                log.warning("topic %s of chat %s is closed (%s): not sent, and nothing "
+                            "more is sent there until it is reopened", thread_id, chat_id,
+                            exc)
+                self.closed_topics.add((chat_id, thread_id or 0))
+                await self._topic_closed(chat_id, thread_id or 0)
                 return None
             except Fenced:  # standing by: the next active instance redraws (no log)
                 self.budget.refund()
@@ -220,6 +228,14 @@ class Outbox:
             await self.digests.accepted(key, text, keyboard_key(kb))
             return msg
         raise AssertionError("unreachable")
+
+    async def _topic_closed(self, chat_id: int, thread_id: int) -> None:
+        if self.on_topic_closed is not None:
+            await self.on_topic_closed(chat_id, thread_id)
+
+    def topic_reopened(self, chat_id: int, thread_id: int) -> None:
+        """Telegram said the topic is open again: messages go there again."""
+        self.closed_topics.discard((self.resolve(chat_id), thread_id))
 
     async def _forbidden(self, chat_id: int, exc: Forbidden) -> None:
         if self.on_forbidden is not None:

@@ -765,6 +765,15 @@ class FakeTelegram:
         )
         self.world.deliver(message)
 
+    def reopen_topic(self, forum: FakeChat, thread_id: int, *, by: FakeUser | None = None) -> None:
+        """Reopen a closed topic (service message ``forum_topic_reopened``)."""
+        forum.closed_topics.discard(thread_id)
+        message = self.world.new_message(
+            forum, by or self._creator(forum), service={"forum_topic_reopened": {}},
+            thread_id=thread_id, is_topic_message=True,
+        )
+        self.world.deliver(message)
+
     def private_chat(self, user: FakeUser) -> FakeChat:
         """The private chat of ``user`` with the bot."""
         return self.world.private_chat(user)

@@ -139,6 +139,15 @@ async def test_a_closed_topic_ends_its_table_once(
         # Ada's private hand says the table ended (no keyboard left)
         hands = [m for m in tg.chat_messages(ada, from_bot=True) if one.game_id in game_ids(m)]
         assert hands and not any(b.callback_data for b in hands[-1].buttons)
+
+        # the group reopens the topic: a new table there is shown there again
+        tg.reopen_topic(forum, t1)
+        await tg.wait_until(lambda: not bot.rt.outbox.closed_topics, timeout=10,
+                            what="the reopening seen")
+        sent = await ada.send(forum, "/nuova", thread_id=t1)
+        lobby = await tg.wait_for_message(forum, "nuova partita", after=sent, timeout=10)
+        assert lobby.thread_id == t1
+        assert len([e for e in tg.errors if "TOPIC_CLOSED" in (e.description or "")]) == 1
         assert not tg.unanswered_callbacks() and not tg.flood_violations
     finally:
         await bot.stop()
