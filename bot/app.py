@@ -36,11 +36,14 @@ from bot.features import (
     inline,
     lobby,
     migration,
+    notify,
     play,
+    rematch,
     rules,
     scoreboard,
     settings,
     stats,
+    topics,
 )
 from bot.features.help import command_list
 from bot.health import HEARTBEAT_SECONDS, heartbeat
@@ -97,7 +100,7 @@ def build_application(
     app.bot_data["outbox_rates"] = outbox_rates or {}
     common.register(app)
     for feature in (lobby, auction, play, scoreboard, stats, settings, rules, help,
-                    migration, inline):
+                    migration, inline, rematch, notify, topics):
         feature.register(app)
     app.add_handler(ChatMemberHandler(_on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     play.register_fallback(app)
@@ -148,6 +151,7 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
         limiter.outbox = outbox
     rt = Runtime(config, db, service, outbox, tables)
     outbox.on_forbidden = tables.forbidden
+    outbox.on_topic_closed = tables.topic_closed
     outbox.on_migrated = _migrated_handler(rt)
     app.bot_data["rt"] = rt
     # the inbox first: what the instance before stored and did not handle is handled as
@@ -182,6 +186,7 @@ async def _after_start(app: Application, rt: Runtime) -> None:  # type: ignore[t
         await asyncio.sleep(0.005)
     try:
         await rt.tables.resume_all()
+        await rematch.resume(rt)  # the rivincita lobbies' timers
         await _set_commands(app)
     except StorageUnavailable as exc:
         log.warning("resuming the tables stopped: %s", exc)

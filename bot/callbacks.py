@@ -16,6 +16,8 @@ Forms (``gid`` = game id, ``v`` = game version the button was drawn for):
 * ``s:op[:arg[:val]]`` settings menu of the chat the message is in
 * ``k:gid:op``         /annulla confirmation (``y``/``n``)
 * ``b:gid``            "I am back" after AFK
+* ``r:gid:op``         rivincita: ``go`` (a finished match's last message), ``ok`` (a
+                       person of that match confirms their seat in its lobby)
 
 Everything parsed here is re-validated against the stored state by the service.
 """
@@ -87,7 +89,11 @@ def im_back(game_id: int) -> str:
     return _check(f"b:{game_id}")
 
 
-_ARITY = {"a": 2, "q": 2, "p": 3, "x": 1, "h": 2, "l": 1, "k": 1, "b": 0}
+def rematch(game_id: int, op: str) -> str:
+    return _check(f"r:{game_id}:{op}")
+
+
+_ARITY = {"a": 2, "q": 2, "p": 3, "x": 1, "h": 2, "l": 1, "k": 1, "b": 0, "r": 1}
 
 
 def parse(data: str | None) -> Callback:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -27,6 +28,9 @@ class Prefs(BaseModel):
     options: TableOptions = Field(default_factory=TableOptions)
     turn_timeout: int = Field(default=90, ge=0, le=86400)
     language: str = "it"
+    #: The scoreboard's season (issue 48, bot/features/seasons.py): a calendar month,
+    #: quarter or year (Europe/Rome), or none (the table of all time only).
+    season: Literal["month", "quarter", "year", "none"] = "month"
 
     def to_json(self) -> str:
         return self.model_dump_json()
@@ -81,6 +85,8 @@ MENU: tuple[MenuOption, ...] = (
     MenuOption("a_punti", _BOOL),
     MenuOption("briscola_match", ("wins:2", "wins:1", "wins:3", "rounds:1", "rounds:3",
                                   "rounds:5")),
+    # issue 48: the scoreboard's season (a bot setting, like the language)
+    MenuOption("season", ("month", "quarter", "year", "none")),
 )
 #: The order the menu shows its lines in: the game and table size first.
 _SHOWN_FIRST = ("game", "players", "a_punti", "briscola_match")
@@ -89,11 +95,15 @@ MENU_ORDER: tuple[int, ...] = tuple(
 )
 
 
+#: Settings of the bot, not of the game (``Prefs`` fields beside ``options``).
+BOT_ONLY = frozenset({"language", "season"})
+
+
 def current_value(prefs: Prefs, key: str) -> str:
     if key == "turn_timeout":
         return str(prefs.turn_timeout)
-    if key == "language":
-        return prefs.language
+    if key in BOT_ONLY:
+        return str(getattr(prefs, key))
     value = getattr(prefs.options, key)
     if isinstance(value, bool):
         return "on" if value else "off"
@@ -177,8 +187,8 @@ def new_game_prefs(prefs: Prefs, args: list[str]) -> Prefs | None:
 def with_value(prefs: Prefs, key: str, value: str) -> Prefs:
     if key == "turn_timeout":
         return prefs.model_copy(update={"turn_timeout": int(value)})
-    if key == "language":
-        return prefs.model_copy(update={"language": value})
+    if key in BOT_ONLY:
+        return prefs.model_validate({**prefs.model_dump(), key: value})
     data = prefs.options.model_dump()
     field = TableOptions.model_fields[key]
     if field.annotation is bool:

@@ -27,6 +27,9 @@ from sandbox.web import SandboxWeb, add_player
 #: The users ready when the sandbox starts: (name, Telegram language).
 PLAYERS = (("Anna", "it"), ("Bruno", "it"), ("Carla", "it"), ("Dave", "en"))
 GROUP_TITLE = "Briscola al bar"
+#: A forum among the sandbox's chats: one table per topic (issue 48).
+FORUM_TITLE = "Circolo (forum)"
+FORUM_TOPICS = ("Tavolo 1", "Tavolo 2")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -63,9 +66,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def build_world(tg: FakeTelegram) -> list[FakeChat]:
-    """The sandbox's group with the pre-made players (the first one is its admin)."""
+    """The sandbox's group and a forum with two topics, with the pre-made players (the
+    first one is their admin)."""
     users = [add_player(tg, [], name, language) for name, language in PLAYERS]
-    return [tg.add_group(GROUP_TITLE, users, owner=users[0])]
+    group = tg.add_group(GROUP_TITLE, users, owner=users[0])
+    forum = tg.add_forum(FORUM_TITLE, users, owner=users[0])
+    for topic in FORUM_TOPICS:
+        tg.add_topic(forum, topic)
+    return [group, forum]
 
 
 #: The Mini App's short name in the sandbox (what BotFather's /newapp would register).

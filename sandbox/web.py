@@ -5,7 +5,9 @@
 
 * ``GET /api/state?user=ID&rev=N`` — what that user sees (their groups and their private
   chat with the bot), held until something changes after revision ``N`` (long poll);
-* ``POST /api/send`` ``{user, chat, text}`` — the user writes (commands included);
+* ``POST /api/send`` ``{user, chat, text[, thread]}`` — the user writes (commands
+  included; ``thread``: in that topic of a forum, which the page shows as a chat of its
+  own, ``key`` ``"<chat>:<thread>"``);
 * ``POST /api/press`` ``{user, chat, message, data}`` — the user presses an inline button:
   a real ``callback_query`` through the fake, answered by the bot; the answer is returned
   (``gone`` instead when the message no longer has that button: the page was behind);
@@ -205,9 +207,12 @@ class SandboxWeb:
     def state(self, user: FakeUser | None) -> dict[str, Any]:
         """What ``user`` sees (every user, for the switch; their chats with messages)."""
         chats: list[dict[str, Any]] = []
-        if user is not None:
-            chats = [self._chat_json(g, user) for g in self.groups if g.is_member(user.id)]
+        if user is not None:  # the groups, the private chat, then a forum's topics
+            mine = [g for g in self.groups if g.is_member(user.id)]
+            chats = [self._chat_json(g, user) for g in mine if not g.is_forum]
             chats.append(self._chat_json(user.private_chat, user))
+            chats += [self._chat_json(g, user, thread) for g in mine if g.is_forum
+                      for thread in g.topics]
         return {
             "revision": self.revision,
             "bot": {"name": self.tg.bot.first_name, "username": self.tg.bot.username},
@@ -219,12 +224,21 @@ class SandboxWeb:
             "chats": chats,
         }
 
-    def _chat_json(self, chat: FakeChat, user: FakeUser) -> dict[str, Any]:
-        messages = self.tg.chat_messages(chat, service=True)[-MESSAGES_SHOWN:]
+    def _chat_json(self, chat: FakeChat, user: FakeUser,
+                   thread: int | None = None) -> dict[str, Any]:
+        messages = self.tg.chat_messages(chat, service=True)
+        title = chat.title or self.tg.bot.first_name
+        if thread is not None:  # a forum's topic: its own messages
+            messages = [m for m in messages if m.thread_id == thread]
+            title = f"{title} › {chat.topics[thread]}"
+        messages = messages[-MESSAGES_SHOWN:]
         return {
             "id": chat.id,
+            "key": str(chat.id) if thread is None else f"{chat.id}:{thread}",
+            "thread": thread,
+            "closed": thread is not None and thread in chat.closed_topics,
             "type": chat.type,
-            "title": chat.title or self.tg.bot.first_name,
+            "title": title,
             "messages": [self._message_json(m) for m in messages],
             # the command menu this user sees here (setMyCommands, resolved like Telegram)
             "commands": [
@@ -298,7 +312,10 @@ class SandboxWeb:
         text = str(body.get("text", "")).strip()
         if not text:
             raise ValueError("empty message")
-        message = await user.send(chat, text)
+        thread = body.get("thread")
+        if thread is not None and (not isinstance(thread, int) or thread not in chat.topics):
+            raise ValueError("unknown topic")
+        message = await user.send(chat, text, thread_id=thread)
         return {"message": message.message_id}
 
     async def _press(self, body: dict[str, Any]) -> dict[str, Any]:

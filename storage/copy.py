@@ -37,6 +37,9 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("rating_units", "unit_id"),
     ("rating_seats", "unit_id, seat"),
     ("ratings", "chat_id, family, player"),
+    ("notify_subscriptions", "chat_id, user_id"),
+    ("notify_rounds", "chat_id"),
+    ("season_podiums", "chat_id"),
 )
 
 #: Rows read and written at a time.

@@ -379,11 +379,49 @@ _RATINGS = (
 async def upgrade_ratings(tx: Transaction) -> None:
     """Ratings: the rated units, who sat where in them, each player's current rating."""
     await _run_all(tx, _RATINGS)
+# --------------------------------------------------------------------------- social
+
+_SOCIAL = (
+    # "/avvisami" (issue 48): who wants a private message when a lobby opens in a group.
+    """
+    CREATE TABLE notify_subscriptions (
+        chat_id    INTEGER NOT NULL,
+        user_id    INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (chat_id, user_id)
+    )
+    """,
+    "CREATE INDEX notify_subscriptions_by_user ON notify_subscriptions (user_id)",
+    # The last "a table opened" round of each group: at most one an hour, one per lobby.
+    """
+    CREATE TABLE notify_rounds (
+        chat_id    INTEGER PRIMARY KEY,
+        game_id    INTEGER NOT NULL,
+        sent_at    INTEGER NOT NULL
+    )
+    """,
+    # The last season whose podium a group was shown (in the first message of a game).
+    """
+    CREATE TABLE season_podiums (
+        chat_id    INTEGER PRIMARY KEY,
+        season     TEXT    NOT NULL,
+        shown_at   INTEGER NOT NULL
+    )
+    """,
+    # A season's table: the smazzate of a chat's games by time.
+    "CREATE INDEX smazzata_results_by_time ON smazzata_results (created_at)",
+)
+
+
+async def upgrade_social(tx: Transaction) -> None:
+    """"Avvisami" subscriptions and rounds, the seasons' podiums shown (issue 48)."""
+    await _run_all(tx, _SOCIAL)
 
 
 MIGRATIONS: list[Migration] = [
     upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6, upgrade_v7,
     upgrade_ratings,
+    upgrade_social,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -71,8 +71,14 @@ async def test_sandbox_api_plays_through_the_fake(tg: Any, tmp_path: Path) -> No
             join = next(b for b in lobby.buttons if (b.callback_data or "").endswith(":join"))
             async with http.get(f"{base}/api/state?user={dave.id}") as response:
                 state = await response.json()
-            chats = {c["id"]: c for c in state["chats"]}
-            assert set(chats) == {groups[0].id, dave.id}  # the group and Dave's private chat
+            chats = {c["key"]: c for c in state["chats"]}
+            forum = groups[1]
+            # the group, the forum's topics (each a chat of the page) and Dave's private chat
+            assert set(chats) == {str(groups[0].id), str(dave.id),
+                                  *(f"{forum.id}:{t}" for t in forum.topics)}
+            assert [chats[f"{forum.id}:{t}"]["title"] for t in forum.topics] == [
+                "Circolo (forum) › Tavolo 1", "Circolo (forum) › Tavolo 2"]
+            chats = {c["id"]: c for c in state["chats"] if c["thread"] is None}
             assert "new" in {c["command"] for c in chats[groups[0].id]["commands"]}  # English
             shown = chats[groups[0].id]["messages"][-1]
             assert [b["data"] for row in shown["buttons"] for b in row if b["data"]]
@@ -184,3 +190,35 @@ def _article() -> Any:
     from telegram import InlineQueryResultArticle, InputTextMessageContent
 
     return InlineQueryResultArticle("card", "Carta", InputTextMessageContent("Risultato"))
+async def test_sandbox_forum_topics_are_chats_of_the_page(tg: Any, tmp_path: Path) -> None:
+    """The sandbox's forum: a command written in a topic opens that topic's table, shown
+    in that topic's panel only (issue 48)."""
+    groups = build_world(tg)
+    forum = groups[1]
+    first, second = forum.topics
+    page = SandboxWeb(tg, groups)
+    port = await page.start("127.0.0.1", 0)
+    bot = await make_bot(tg, tmp_path / "bot.db").start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        anna = next(iter(tg.world.users.values()))
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{base}/api/send", json={
+                "user": anna.id, "chat": forum.id, "text": "/nuova",
+                "thread": second}) as response:
+                assert response.status == 200
+            lobby = await tg.wait_for_message(forum, "Briscola chiamata")
+            assert lobby.thread_id == second
+            async with http.get(f"{base}/api/state?user={anna.id}") as response:
+                state = await response.json()
+            topics = {c["thread"]: c for c in state["chats"] if c["id"] == forum.id}
+            assert set(topics) == {first, second}
+            assert any("Briscola chiamata" in m.get("html", "")
+                       for m in topics[second]["messages"])
+            assert not any("Briscola chiamata" in m.get("html", "")
+                           for m in topics[first]["messages"])
+            async with http.post(f"{base}/api/send", json={
+                "user": anna.id, "chat": forum.id, "text": "hi", "thread": 999}) as response:
+                assert response.status == 400  # no such topic
+    finally:
+        await bot.stop()

@@ -27,7 +27,7 @@ ANONYMOUS_ADMIN_ID = 1087968824
 #: Commands that need to know who is writing (seat, creator, admin rights).
 PERSONAL_COMMANDS = frozenset(
     {"nuova", "new", "entra", "join", "esci", "leave", "inizia", "begin", "annulla", "cancel",
-     "impostazioni", "settings"}
+     "impostazioni", "settings", "avvisami", "notify"}
 )
 
 

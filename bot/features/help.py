@@ -17,6 +17,7 @@ GROUP_COMMANDS = (
     ("annulla", "cancel"),
     ("tavolo", "table"),
     ("classifica", "leaderboard"),
+    ("avvisami", "notify"),
     ("statistiche", "stats"),
     ("regole", "rules"),
     ("impostazioni", "settings"),

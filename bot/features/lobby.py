@@ -14,8 +14,9 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 
 from bot import callbacks as cb
 from bot.budget import Priority
+from bot.features import notify, seasons
 from bot.features.common import alert, answer, private_only_reply, reply
-from bot.features.lobby_message import show_lobby
+from bot.features.lobby_message import show_lobby, waiting_of
 from bot.features.settings import open_menu
 from bot.i18n import tr
 from bot.prefs import Prefs, new_game_prefs, seat_count
@@ -132,6 +133,8 @@ async def start(context: ContextTypes.DEFAULT_TYPE, row: GameRow, user_id: int) 
         raise Refused("alert.lobby_closed")
     if not await may_manage(context, row, row.chat_id, user_id):
         raise Refused("alert.only_manager")
+    if waiting_of(row):  # a rivincita: the people of the last match confirm first
+        raise Refused("rematch.wait_start")
     prefs = await rt.chat_prefs(row.chat_id)  # fixed for the whole match from here on
     size = seat_count(prefs.options)
     if len(row.seats) < size:
@@ -173,7 +176,11 @@ async def cmd_new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _choose_game(rt, chat.id, chosen)
     if alone:
         await seat_user(rt, game_id, user)
+    else:  # the last season's podium first, if it ended since (issue 48)
+        await seasons.open_with_podium(rt, game_id, chat.id)
     show_lobby(rt, game_id)
+    if not alone:  # "/avvisami": the subscribers are told (in the background)
+        notify.lobby_opened(rt, game_id, chat.title or "")
 
 
 async def _table_prefs(rt: Runtime, chat_id: int, user: User, alone: bool) -> tuple[Prefs, bool]:

@@ -15,7 +15,7 @@ from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
 from bot.features.lobby_message import render_lobby
 from bot.runtime import Runtime, rt_of
-from storage import repo
+from storage import repo, social
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,7 @@ async def migrate(rt: Runtime, old: int, new: int) -> None:
     async with rt.tables.migration_lock:
         games = [r for r in await repo.list_unfinished_games(rt.db) if r.chat_id == old]
         result = await rt.service.migrate_chat(old, new, [r.game_id for r in games])
+        await social.migrate_chat(rt.db, old, new)  # /avvisami, the podiums shown
         if result != type(result)():
             log.info("chat %s migrated to %s: %s", old, new, result)
         for row in games:

@@ -1,4 +1,5 @@
-"""/classifica: the chat's scoreboard; ``/classifica briscola``: plain Briscola's own;
+"""/classifica: the chat's scoreboard of the current season (:mod:`bot.features.seasons`);
+``/classifica sempre``: of all time; ``/classifica briscola``: plain Briscola's own;
 ``/classifica rating``: the ratings (bot/features/ratings.py).
 
 Chiamata with 4 (il morto), 5 and 6 players counts in the same points table; plain
@@ -10,13 +11,15 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import Application, CommandHandler, ContextTypes
 
-from bot.features import ratings
+from bot.features import ratings, seasons
 from bot.features.common import refuse_in_private, reply
+from bot.i18n import tr
 from bot.render import texts
 from bot.runtime import rt_of
 from storage import repo
 
 BRISCOLA_WORDS = frozenset({"briscola", "plain"})
+ALL_TIME_WORDS = frozenset({"sempre", "always", "all", "tutto", "tutti"})
 
 
 async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -32,13 +35,22 @@ async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         board = await repo.briscola_leaderboard(rt.db, chat.id)
         reply(context, message, texts.briscola_board_text(lang, board))
         return
+    has_briscola = bool(await repo.briscola_leaderboard(rt.db, chat.id, limit=1))
+    season = seasons.season_at((await rt.chat_prefs(chat.id)).season, rt.db.now())
+    if season is not None and not any(a.lower() in ALL_TIME_WORDS for a in context.args or []):
+        lines = await seasons.season_table(rt.db, chat.id, season)
+        reply(context, message,
+              seasons.board_text(lang, season, lines, briscola_hint=has_briscola))
+        return
     rows = await repo.leaderboard(rt.db, chat.id)
     lines = [
         (r.display_name, r.total, r.matches, r.smazzate, r.chiamante_count, r.chiamante_wins)
         for r in rows
     ]
-    has_briscola = bool(await repo.briscola_leaderboard(rt.db, chat.id, limit=1))
-    reply(context, message, texts.leaderboard_text(lang, lines, briscola_hint=has_briscola))
+    text = texts.leaderboard_text(lang, lines, briscola_hint=has_briscola)
+    if season is not None:  # (the table of all time, asked for)
+        text = f"{text}\n\n{tr(lang, 'board.alltime_hint')}"
+    reply(context, message, text)
 
 
 def register(app: Application) -> None:  # type: ignore[type-arg]

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup, Message
-from telegram.error import ChatMigrated, Forbidden, NetworkError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError
 
 from bot.aiohttp_request import Fenced
 from bot.budget import Priority
@@ -55,6 +55,8 @@ log = logging.getLogger(__name__)
 
 #: Attempts of a send that fails with a network error (5xx, timeout, reset).
 SEND_ATTEMPTS = 3
+#: Telegram's refusal of a message to a forum topic that was closed.
+TOPIC_CLOSED = "TOPIC_CLOSED"
 
 
 class Outbox:
@@ -70,10 +72,17 @@ class Outbox:
         messages_per_second: float = 27.0,
         on_forbidden: Callable[[int, str], Awaitable[None]] | None = None,
         on_migrated: Callable[[int, int], Coroutine[Any, Any, None]] | None = None,
+        on_topic_closed: Callable[[int, int], Awaitable[None]] | None = None,
     ) -> None:
         self.bot = bot
         self.on_forbidden = on_forbidden
         self.on_migrated = on_migrated
+        #: A send was refused because its forum topic is closed: (chat, thread). The
+        #: send is not tried again (None is returned): its table ends there.
+        self.on_topic_closed = on_topic_closed
+        #: Topics Telegram said are closed, (chat, thread): nothing more is sent there
+        #: until they are reopened (:meth:`topic_reopened`; a restart forgets them).
+        self.closed_topics: set[tuple[int, int]] = set()
         self.pacer = Pacer(
             group_per_minute=group_per_minute, chat_rate=chat_rate, chat_burst=chat_burst,
             private_burst=private_burst, window_seconds=window_seconds,
@@ -165,6 +174,10 @@ class Outbox:
         A network error (5xx, timeout, reset) is retried a few times with a backoff, then
         raised (the caller schedules a redraw)."""
         chat_id = self.resolve(chat_id)
+        if thread_id and (chat_id, thread_id) in self.closed_topics:
+            log.info("topic %s of chat %s is closed: a message not sent", thread_id, chat_id)
+            await self._topic_closed(chat_id, thread_id)
+            return None
         drops = self.edits.chat(chat_id).drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
             await self._take(chat_id, priority, promotable=True)
@@ -189,6 +202,15 @@ class Outbox:
                 log.info("chat %s refused a message (403): %s", chat_id, exc)
                 await self._forbidden(chat_id, exc)
                 return None
+            except BadRequest as exc:
+                if TOPIC_CLOSED not in str(exc).upper():
+                    raise
+                log.warning("topic %s of chat %s is closed (%s): not sent, and nothing "
+                            "more is sent there until it is reopened", thread_id, chat_id,
+                            exc)
+                self.closed_topics.add((chat_id, thread_id or 0))
+                await self._topic_closed(chat_id, thread_id or 0)
+                return None
             except Fenced:  # standing by: the next active instance redraws (no log)
                 self.budget.refund()
                 return None
@@ -206,6 +228,14 @@ class Outbox:
             await self.digests.accepted(key, text, keyboard_key(kb))
             return msg
         raise AssertionError("unreachable")
+
+    async def _topic_closed(self, chat_id: int, thread_id: int) -> None:
+        if self.on_topic_closed is not None:
+            await self.on_topic_closed(chat_id, thread_id)
+
+    def topic_reopened(self, chat_id: int, thread_id: int) -> None:
+        """Telegram said the topic is open again: messages go there again."""
+        self.closed_topics.discard((self.resolve(chat_id), thread_id))
 
     async def _forbidden(self, chat_id: int, exc: Forbidden) -> None:
         if self.on_forbidden is not None:

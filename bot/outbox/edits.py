@@ -297,6 +297,10 @@ class EditQueue:
                 self.texts[key] = text
                 _call(edit.shown)
                 await self.digests.accepted(key, text, kb_key)
+            elif "topic_closed" in reason:  # (its table ends: see Outbox.on_topic_closed)
+                log.warning("message %s/%s is in a closed topic: not edited", chat_id,
+                            message_id)
+                self.digests.note(key, text, kb_key)  # (never tried again)
             elif "not found" in reason or "can't be edited" in reason:
                 log.warning("message %s/%s is gone: %s", chat_id, message_id, exc)
                 self.digests.note(key, text, kb_key)  # (never tried again)

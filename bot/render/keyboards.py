@@ -40,6 +40,16 @@ def _btn(text: str, data: str) -> InlineKeyboardButton:
     return InlineKeyboardButton(text, callback_data=data)
 
 
+def button(text: str, data: str) -> InlineKeyboardButton:
+    """A callback button (for the feature modules' own rows)."""
+    return _btn(text, data)
+
+
+def rematch_keyboard(lang: str, game_id: int) -> InlineKeyboardMarkup | None:
+    """🔁 Rivincita, under a finished match's last message."""
+    return markup([[_btn(tr(lang, "btn.rematch"), cb.rematch(game_id, "go"))]])
+
+
 def markup(rows: Sequence[Sequence[InlineKeyboardButton]]) -> InlineKeyboardMarkup | None:
     rows = [list(r) for r in rows if r]
     return InlineKeyboardMarkup(rows) if rows else None

@@ -308,6 +308,9 @@ class Tables:
     async def forbidden(self, chat_id: int, reason: str) -> None:
         await self.seats.forbidden(chat_id, reason)
 
+    async def topic_closed(self, chat_id: int, thread_id: int) -> None:
+        await self.seats.topic_closed(chat_id, thread_id)
+
     def background(self, coro: Any) -> asyncio.Task[None]:
         """Run ``coro`` on its own (it may cancel the task that asked for it)."""
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)

@@ -364,8 +364,9 @@ class Renderer:
         if game.is_over() and not drawn.ui.over and game.final is not None:
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
-            messages.append((chat_id, text, None, row.thread_id, _over, None,
-                             self.group_rank(row), None))
+            # 🔁 Rivincita under the match's last message (bot/features/rematch.py)
+            messages.append((chat_id, text, kb.rematch_keyboard(lang, row.game_id),
+                             row.thread_id, _over, None, self.group_rank(row), None))
         return messages
 
     async def _with_ratings(self, row: GameRow, smazzata: int, text: str, names: list[str],

@@ -105,6 +105,24 @@ class Seats:
                 self.renderer.cancelled(fresh, ui_of(fresh), table=False)
         self.outbox.drop_chat(chat_id)
 
+    async def topic_closed(self, chat_id: int, thread_id: int) -> None:
+        """A forum topic was closed (Telegram refuses messages there): its lobby or
+        running game ends as cancelled, once, said in the log (the data stays; the
+        players' private hands say so); timers and computers stop. Nothing is tried
+        again in that topic."""
+        for row in await repo.list_unfinished_games(self.service.db):
+            if row.chat_id != chat_id or row.thread_id != thread_id:
+                continue
+            fresh = await self.service.cancel(row.game_id)
+            if fresh is None:
+                continue
+            log.warning("topic %s of chat %s is closed: game %s cancelled", thread_id,
+                        chat_id, row.game_id)
+            self.clock.cancel(row.game_id)
+            self.stop_driver(row.game_id)
+            if fresh.status == "playing":
+                self.renderer.cancelled(fresh, ui_of(fresh), table=False)
+
     async def forbidden(self, chat_id: int, reason: str) -> None:
         """A 403 from Telegram: a user blocked the bot, or the bot left a group."""
         if is_private_chat(chat_id):

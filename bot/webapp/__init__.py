@@ -14,6 +14,7 @@ from telegram.constants import ChatMemberStatus, ParseMode
 from telegram.error import TelegramError
 
 from bot.features.inline import invite_keyboard
+from bot.features.rematch import rematch
 from bot.i18n import tr
 from bot.runtime import Runtime
 from bot.webapp.server import WebAppServer
@@ -70,11 +71,14 @@ async def start(bot: Bot, rt: Runtime) -> WebAppServer:
             user_id, card, allow_user_chats=True, allow_group_chats=True)
         return prepared.id
 
+    async def rematcher(game_id: int, user_id: int) -> tuple[int, bool]:
+        return await rematch(rt, game_id, user_id)
+
     server = WebAppServer(
         rt.service, bot_token=settings.bot_token.get_secret_value(), mover=move,
         is_member=MemberCache(bot).check, max_age=settings.webapp_init_data_max_age,
         telegram_js=settings.webapp_telegram_js, default_language=settings.default_language,
-        presence=rt.tables.presence, sharer=share,
+        presence=rt.tables.presence, sharer=share, rematcher=rematcher,
     )
     await server.start(settings.webapp_listen, settings.webapp_port)
     return server

@@ -41,6 +41,7 @@ UI_KEYS = (
     "webapp.contract", "webapp.made", "webapp.failed", "webapp.multiplier",
     "webapp.changes", "webapp.more_calls", "webapp.close", "webapp.side_won", "webapp.draw",
     "webapp.tricks_taken", "webapp.trick_n", "webapp.share", "webapp.shared",
+    "btn.rematch",
 )
 #: A computer's name as the chat writes it: "🤖 Computer 3 (normale)" (its level last).
 _LEVEL = re.compile(r"^(?P<name>.*?)\s*\((?P<level>[^()]+)\)$")

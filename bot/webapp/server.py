@@ -83,6 +83,9 @@ _TABLE = re.compile(r"[0-9]{1,18}")
 
 #: Applies a move for a user: (game, version, user, code); raises Refused.
 Mover = Callable[[int, int, int, str], Awaitable[None]]
+#: Opens the rivincita of a finished game for a user: (game, user) -> (new game, started);
+#: raises Refused.
+Rematcher = Callable[[int, int], Awaitable[tuple[int, bool]]]
 #: Whether a user is a member of a group chat.
 MemberCheck = Callable[[int, int], Awaitable[bool]]
 
@@ -128,12 +131,15 @@ class WebAppServer:
         max_age: float = 86400.0, telegram_js: str = TELEGRAM_JS,
         default_language: str = "it", token_ttl: float = 900.0,
         presence: Presence | None = None, sharer: Sharer | None = None,
+        rematcher: Rematcher | None = None,
     ) -> None:
         self.service = service
         #: Saves a result card for the page's "share" (None: no sharing)
         self.sharer = sharer
         self.bot_token = bot_token
         self.mover = mover
+        #: 🔁 Rivincita from the result sheet (bot/features/rematch.py); None: not offered.
+        self.rematcher = rematcher
         self.is_member = is_member
         self.max_age = max_age
         self.default_language = default_language
@@ -170,6 +176,7 @@ class WebAppServer:
         app.router.add_get("/api/events", self._events)
         app.router.add_get("/api/state", self._state)
         app.router.add_post("/api/move", self._move)
+        app.router.add_post("/api/rematch", self._rematch)
         app.router.add_get("/api/review", self._review)
         app.router.add_get("/api/ratings", self._ratings)
         app.router.add_post("/api/share", self._share)
@@ -491,6 +498,22 @@ class WebAppServer:
             status, key = _refusal(exc.code)
             raise ApiError(status, key, **exc.values) from None
         return web.json_response({"ok": True})
+
+    async def _rematch(self, request: web.Request) -> web.Response:
+        """🔁 Rivincita pressed on the final sheet: the same as the chat's button; the new
+        table's id, and whether it started (the page then follows it)."""
+        grant = self._grant(request)
+        self._limit(("user", grant.user_id))
+        row = await self.service.latest(grant.game_id)
+        if row is None or self.rematcher is None:
+            raise ApiError(404, "webapp.no_table")
+        request[LANG] = self._seat_language(row, grant.user_id)
+        try:
+            table, started = await self.rematcher(grant.game_id, grant.user_id)
+        except Refused as exc:
+            raise ApiError(409, exc.code, **exc.values) from None
+        return web.json_response({"ok": True, "table": table, "started": started,
+                                  "message": tr(request[LANG], "rematch.opened")})
 
     def _seat_language(self, row: GameRow, user_id: int) -> str:
         seat = row.seat_of(user_id)

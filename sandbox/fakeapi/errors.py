@@ -64,6 +64,8 @@ CONFLICT_WEBHOOK = (
 CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
 BLOCKED = "Forbidden: bot was blocked by the user"
 MIGRATED = "Bad Request: group chat was upgraded to a supergroup chat"
+#: A message to a closed forum topic, from a bot that may not manage topics.
+TOPIC_CLOSED = "Bad Request: TOPIC_CLOSED"
 
 
 def bad_request(detail: str) -> ApiError:

@@ -14,7 +14,15 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .client import CallbackAnswer, CallbackQueryHandle, InlineAnswer, InlineQueryHandle
-from .errors import NOT_MODIFIED, QUERY_TOO_OLD, ApiError, bad_request, chat_migrated, forbidden
+from .errors import (
+    NOT_MODIFIED,
+    QUERY_TOO_OLD,
+    TOPIC_CLOSED,
+    ApiError,
+    bad_request,
+    chat_migrated,
+    forbidden,
+)
 from .html import HtmlParseError, finalize_text, parse_html, utf16_len
 from .inline import (
     MAX_RESULTS,
@@ -133,6 +141,15 @@ class BotApi:
         if thread_id not in chat.topics:
             raise bad_request("message thread not found")
         return thread_id
+
+    def open_topic(self, chat: FakeChat, thread_id: int | None) -> None:
+        """A closed topic takes messages only from an admin that may manage topics
+        (Telegram: 400 ``TOPIC_CLOSED``)."""
+        if thread_id is None or thread_id not in chat.closed_topics:
+            return
+        if chat.bot_status == "administrator" and chat.bot_rights.get("can_manage_topics"):
+            return
+        raise ApiError(400, TOPIC_CLOSED)
 
     def reply_target(self, chat: FakeChat, p: Params) -> FakeMessage | None:
         params = p.json("reply_parameters") or {}
@@ -367,6 +384,7 @@ def send_message(self: BotApi, p: Params) -> Any:
     )
     inline, other = self.markup(p, chat)
     thread_id = self.thread(chat, p)
+    self.open_topic(chat, thread_id)
     reply_to = self.reply_target(chat, p)
     self.take_flood_token("sendMessage", chat)
     message = self.world.new_message(
@@ -393,6 +411,7 @@ def _send_media(self: BotApi, p: Params, method: str, kind: str) -> Any:
     )
     inline, other = self.markup(p, chat)
     thread_id = self.thread(chat, p)
+    self.open_topic(chat, thread_id)
     reply_to = self.reply_target(chat, p)
     self.take_flood_token(method, chat)
     unique = f"U{file_id[-10:]}"

@@ -127,6 +127,7 @@ class FakeChat:
     migrated_to: int | None = None
     migrated_from: int | None = None
     topics: dict[int, str] = field(default_factory=dict)  # thread id -> name
+    closed_topics: set[int] = field(default_factory=set)  # thread ids closed
     messages: dict[int, FakeMessage] = field(default_factory=dict)
     next_message_id: int = 1
     pinned: list[int] = field(default_factory=list)

@@ -757,6 +757,28 @@ class FakeTelegram:
         self.world.deliver(message)
         return message_id
 
+    def close_topic(self, forum: FakeChat, thread_id: int, *, by: FakeUser | None = None) -> None:
+        """Close a forum topic (as its creator or an admin does in the client): Telegram
+        refuses messages there from a bot that may not manage topics (``TOPIC_CLOSED``),
+        and posts the service message ``forum_topic_closed`` in it."""
+        if thread_id not in forum.topics:
+            raise FakeClientError(f"{forum!r} has no topic {thread_id}")
+        forum.closed_topics.add(thread_id)
+        message = self.world.new_message(
+            forum, by or self._creator(forum), service={"forum_topic_closed": {}},
+            thread_id=thread_id, is_topic_message=True,
+        )
+        self.world.deliver(message)
+
+    def reopen_topic(self, forum: FakeChat, thread_id: int, *, by: FakeUser | None = None) -> None:
+        """Reopen a closed topic (service message ``forum_topic_reopened``)."""
+        forum.closed_topics.discard(thread_id)
+        message = self.world.new_message(
+            forum, by or self._creator(forum), service={"forum_topic_reopened": {}},
+            thread_id=thread_id, is_topic_message=True,
+        )
+        self.world.deliver(message)
+
     def private_chat(self, user: FakeUser) -> FakeChat:
         """The private chat of ``user`` with the bot."""
         return self.world.private_chat(user)

@@ -228,10 +228,11 @@ function renderMessage(chat, message) {
 }
 
 function chatPanel(chat) {
-  let panel = document.querySelector(`[data-chat="${chat.id}"]`);
+  // (a forum's topic is a panel of its own: its key is "<chat>:<thread>")
+  let panel = document.querySelector(`[data-chat="${chat.key}"]`);
   if (panel) return panel;
   panel = $("chat-template").content.firstElementChild.cloneNode(true);
-  panel.dataset.chat = chat.id;
+  panel.dataset.chat = chat.key;
   panel.dataset.type = chat.type;
   // the composer's own input (`.draft`): a message's text is `.text` too
   const input = panel.querySelector(".draft");
@@ -242,7 +243,7 @@ function chatPanel(chat) {
     if (!text || !panel.querySelector(".inline-results").hidden) return;
     input.value = "";  // cleared at once: the next command may be typed while this one goes
     try {
-      await post("/api/send", { user: state.user, chat: chat.id, text });
+      await post("/api/send", { user: state.user, chat: chat.id, text, thread: chat.thread });
     } catch (error) {
       if (!input.value) input.value = text;  // not sent: give it back
       toast(String(error.message || error), true);
@@ -268,7 +269,7 @@ function render(data) {
     select.dataset.options = options;
   }
   select.value = String(state.user);
-  const wanted = new Set(data.chats.map((c) => String(c.id)));
+  const wanted = new Set(data.chats.map((c) => c.key));
   for (const panel of document.querySelectorAll("[data-chat]")) {
     if (!wanted.has(panel.dataset.chat)) panel.remove();
   }
@@ -276,11 +277,12 @@ function render(data) {
     const panel = chatPanel(chat);
     const me = data.users.find((u) => u.id === state.user);
     panel.querySelector(".title").textContent =
-      chat.type === "private" ? `${data.bot.name} — private chat of ${me ? me.name : "?"}` : chat.title;
+      chat.type === "private" ? `${data.bot.name} — private chat of ${me ? me.name : "?"}`
+        : chat.title + (chat.closed ? " (closed)" : "");
     const list = panel.querySelector(".commands");
     const commands = chat.commands.map((c) => `/${c.command}\u0000${c.description}`).join("|");
     if (list.dataset.commands !== commands) {  // the bot's command menu, as suggestions
-      list.id = `commands-${chat.id}`;
+      list.id = `commands-${chat.key.replace(":", "-")}`;
       panel.querySelector(".draft").setAttribute("list", list.id);
       list.replaceChildren(...chat.commands.map((c) => {
         const option = document.createElement("option");

@@ -391,7 +391,7 @@ def test_a_phone_plays_a_smazzata_under_telegrams_script(
         assert "fresh" not in (app.locator("#sheet-button").get_attribute("class") or "")
         sides = app.locator("table.sides .points").all_text_contents()
         assert sum(int(p.split()[0]) for p in sides) == 120, sides
-        assert app.locator("table.changes tr").count() == 5
+        assert app.locator("table.changes:not(.ratings) tr").count() == 5
         assert phone.host("backVisible")
         phone.shot(shots, "webapp-sheet.png")
         # the review: the eight tricks as the page saw them taken, in order
@@ -521,4 +521,14 @@ def test_a_phone_plays_a_match_of_plain_briscola_under_telegrams_script(
         phone.host("pressBack()")
         app.locator("#overlay").wait_for(state="hidden")
         phone.shot(shots, "webapp-briscola-end.png")
+        # 🔁 Rivincita from the page (issue 48): Anna and the same computer deal again at
+        # once, and the page follows the new table
+        rematch = app.locator("#rematch-button")
+        sync_api.expect(rematch).to_have_text("🔁 Rivincita")
+        rematch.click()
+        sync_api.expect(app.locator("#toast")).to_contain_text("Rivincita")
+        app.wait_for_function("() => document.body.dataset.phase !== 'over'", timeout=15000)
+        sync_api.expect(app.locator("#hand .card")).to_have_count(3, timeout=15000)
+        assert app.locator("#rematch-button").is_hidden()
+        group.locator(".message", has_text="Partita iniziata").nth(1).wait_for(timeout=15000)
         assert phone.errors == []

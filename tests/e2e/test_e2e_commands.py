@@ -226,7 +226,9 @@ async def test_errors_are_logged_then_reported(
         async def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("leaderboard <exploded> & co")
 
-        monkeypatch.setattr(repo, "leaderboard", broken)
+        # (/classifica reads the season's table and plain Briscola's standings: the
+        # table of all time, repo.leaderboard, only with "sempre")
+        monkeypatch.setattr(repo, "briscola_leaderboard", broken)
         ugo = tg.add_user("Ugo", language_code="it")
         group = tg.add_group("Bar", [ugo])
         sent = await ugo.send(group, "/classifica")

@@ -173,6 +173,30 @@ async function move(code, node) {
   }
 }
 
+async function rematch() {
+  // the chat's 🔁 Rivincita: a lobby with the same seats (or, with nobody else to wait
+  // for, the new match at once: the page follows it)
+  if (app.sending || !app.state) return;
+  app.sending = true;
+  try {
+    const response = await fetch("api/rematch", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${app.token}` },
+      body: "{}",
+    });
+    const result = await response.json().catch(() => ({}));
+    toast(result.message || response.statusText, !response.ok);
+    if (response.ok && result.started) {
+      history.replaceState(null, "", `${location.pathname}?table=${result.table}`);
+      reconnect();
+    }
+  } catch (error) {
+    toast(String(error), true);
+  } finally {
+    app.sending = false;
+  }
+}
+
 // ------------------------------------------------------------------ the felt
 
 function seatPlace(seat, s) {
@@ -551,6 +575,9 @@ function drawTexts(s) {
   result.hidden = !s.final;
   result.textContent = s.final || "";
   result.classList.toggle("fresh", Boolean(s.final));
+  const again = $("rematch-button");  // 🔁 Rivincita: for the players of the match
+  again.hidden = !s.final || s.me === null;
+  again.textContent = s.ui.rematch;
   const last = $("last-button");
   last.textContent = "🂠 " + s.ui.last_trick;
   last.disabled = !s.last_trick;
@@ -866,6 +893,7 @@ if (!atLeast("8.0")) {
   });
 }
 $("last-button").addEventListener("click", showLastTrick);
+$("rematch-button").addEventListener("click", rematch);
 $("sheet-button").addEventListener("click", () => app.state && app.state.sheet &&
   showSheet(app.state.sheet));
 $("overlay-close").addEventListener("click", closeOverlayAll);
