@@ -326,8 +326,30 @@ async def upgrade_v7(tx: Transaction) -> None:
     await _run_all(tx, _V7)
 
 
+# --------------------------------------------------------------------------- v7 -> v8
+
+_V8 = (
+    # Poisoned updates (issue 46, storage/inbox.py): how many starts took each update in
+    # hand (1 when stored: the process that stored it handles it; + 1 at each start that
+    # hands it out again). One still not handled after two of them killed the process
+    # each time (claimed, never finished) and is set aside at the next start. Set aside
+    # ("poisoned": also one whose handler raised three times): when, the error's class;
+    # its payload is then replaced by a summary with a digest, without its text.
+    "ALTER TABLE inbox ADD COLUMN claims INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE inbox ADD COLUMN poisoned_at INTEGER",
+    "ALTER TABLE inbox ADD COLUMN poison_error TEXT",
+    "CREATE INDEX inbox_poisoned ON inbox (poisoned_at) WHERE poisoned_at IS NOT NULL",
+)
+
+
+async def upgrade_v8(tx: Transaction) -> None:
+    """Poisoned updates: claims per update, and the ones set aside."""
+    await _run_all(tx, _V8)
+
+
 MIGRATIONS: list[Migration] = [
     upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6, upgrade_v7,
+    upgrade_v8,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 
