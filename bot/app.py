@@ -339,12 +339,14 @@ async def _report(bot: Any, bot_data: dict[str, Any], update: object,
 
 
 def _poisoned_handler(app: Application) -> Any:  # type: ignore[type-arg]
-    """The inbox's ``on_poisoned``: the person gets a short apology, the admin a report."""
+    """The inbox's ``on_poisoned``: the person is told (a press: a short apology that it
+    was set aside; a command: that something went wrong), the admin gets a report."""
 
     async def handler(update: Update | None, error: BaseException | None) -> None:
         if update is None:
             return
-        await _tell_user(update, app.bot_data, error, key="error.poisoned")
+        key = "error.poisoned" if update.callback_query is not None else "error.generic"
+        await _tell_user(update, app.bot_data, error, key=key)
         await _report(app.bot, app.bot_data, update, error)
 
     return handler
