@@ -55,6 +55,7 @@ from bot.service import GameService
 from bot.tables import Tables
 from bot.updates import PerChatUpdateProcessor
 from storage import StorageUnavailable, open_database, repo
+from storage import inbox as storage_inbox
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,7 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     # soon as the application runs, before what is polled; presses are answered at once
     inbox = Inbox(app, db, webhook=config.webhook_url is not None)
     app.bot_data[INBOX] = inbox
+    inbox.on_poisoned = _poisoned_handler(app)
     queue = app.update_queue
     if isinstance(queue, InboxQueue):
         queue.inbox = inbox
@@ -317,25 +319,52 @@ async def _on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE)
 
 
 async def _on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Log first; then tell the user something went wrong; then report to ADMIN_CHAT_ID."""
-    log.error("error while handling an update", exc_info=context.error)
+    """Log first; then tell the user something went wrong; then report to ADMIN_CHAT_ID.
+    A handler's error before anything of its update was stored or shown is the inbox's:
+    it handles the update again, or sets it aside (:mod:`bot.inbox`), and logs."""
+    error = context.error
+    if (isinstance(update, Update) and error is not None
+            and not isinstance(error, StorageUnavailable)  # (told at once: not saved)
+            and storage_inbox.failed(update.update_id, error)):
+        return
+    log.error("error while handling an update", exc_info=error)
     if isinstance(update, Update):
-        await _tell_user(update, context)
-    config: Settings = context.bot_data["config"]
+        await _tell_user(update, context.bot_data, error)
+    await _report(context.bot, context.bot_data, update, error)
+
+
+async def _report(bot: Any, bot_data: dict[str, Any], update: object,
+                  error: BaseException | None) -> None:
+    config: Settings = bot_data["config"]
     if config.admin_chat_id is None:
         return
     try:
-        await context.bot.send_message(config.admin_chat_id, error_report(update, context.error))
+        await bot.send_message(config.admin_chat_id, error_report(update, error))
     except TelegramError:
         log.warning("could not report the error to ADMIN_CHAT_ID", exc_info=True)
 
 
-async def _tell_user(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    rt: Runtime | None = context.bot_data.get("rt")
+def _poisoned_handler(app: Application) -> Any:  # type: ignore[type-arg]
+    """The inbox's ``on_poisoned``: the person is told (a press: a short apology that it
+    was set aside; a command: that something went wrong), the admin gets a report."""
+
+    async def handler(update: Update | None, error: BaseException | None) -> None:
+        if update is None:
+            return
+        key = "error.poisoned" if update.callback_query is not None else "error.generic"
+        await _tell_user(update, app.bot_data, error, key=key)
+        await _report(app.bot, app.bot_data, update, error)
+
+    return handler
+
+
+async def _tell_user(update: Update, bot_data: dict[str, Any], error: BaseException | None,
+                     key: str = "error.generic") -> None:
+    rt: Runtime | None = bot_data.get("rt")
     user, chat = update.effective_user, update.effective_chat
     lang = await rt.user_language(user, chat) if rt is not None else "it"
-    storage = isinstance(context.error, StorageUnavailable)
-    text = tr(lang, "storage.not_saved" if storage else "error.generic")
+    storage = isinstance(error, StorageUnavailable)
+    text = tr(lang, "storage.not_saved" if storage else key)
     try:
         if update.callback_query is not None:
             await update.callback_query.answer(text, show_alert=True)

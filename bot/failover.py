@@ -23,6 +23,13 @@
 * **Standing by runs nothing**: when the lock is lost, every task of the active period
   (the inbox's handlers, the outbox, the pacing saver, jobs, turn timers, redraws) is
   cancelled before the process stands by (``bot.app._post_stop``).
+* **A schema newer than the code** (a rolling upgrade, issue 46): each time it takes the
+  lock an instance reads the database's schema version first; one newer than its code
+  knows (a newer instance migrated it) makes it give the lock back at once and stand
+  by, saying why in the log (once) and in the health file, trying again every
+  :data:`SCHEMA_RECHECK_SECONDS` (a newer instance, trying every 0.2 s, takes the lock
+  meanwhile). A newer instance migrates once, under the lock, before it handles
+  anything (``bot.app``: the database is opened and migrated before the inbox starts).
 * The role is in the health file (``python -m bot.health``) and the log says when and
   why an instance becomes active.
 """
@@ -40,7 +47,7 @@ from telegram.ext import Application
 from bot.aiohttp_request import Fenced
 from bot.config import Settings
 from bot.health import write_beat
-from storage import Database, StorageUnavailable, is_postgres_url
+from storage import Database, StorageUnavailable, is_postgres_url, migrations
 from storage.lease import (
     FileLock,
     PostgresLease,
@@ -64,6 +71,9 @@ HANDOVER_CONFIRM_SECONDS = 0.2
 #: After losing the lock, the wait before trying to take it again: a standby instance,
 #: which tries every second, takes over first.
 REACQUIRE_DELAY_SECONDS = 3.0
+#: An instance that found a schema newer than its code tries the lock again this often
+#: (and gives it back at once while the schema is newer).
+SCHEMA_RECHECK_SECONDS = 2.0
 
 
 class Leader:
@@ -74,6 +84,8 @@ class Leader:
         self.role = "standby"
         #: why the last activity ended (None while active, or before the first)
         self.lost_reason: str | None = None
+        #: why this instance stands by though it could take the lock (a newer schema)
+        self.standby_reason: str | None = None
         self.lease: PostgresLease | None = None
         self.file_lock: FileLock | None = None
         self._app: Application | None = None  # type: ignore[type-arg]
@@ -113,12 +125,44 @@ class Leader:
             return
         self._app = None  # (the application of the activity before, if any, is gone)
         lease = self.lease
-        loop = asyncio.get_running_loop()
-        start = loop.time()
         if self.lost_reason is not None:
             # fenced: let a standby take over first (the lock may be free already)
             self._beat("standby")
             await asyncio.sleep(REACQUIRE_DELAY_SECONDS)
+        while True:
+            why = await self._take_lock(lease)
+            refused = await self._newer_schema(lease)
+            if refused is None:
+                break
+            await lease.release(notify=False)  # (a newer instance takes it)
+            if refused != self.standby_reason:
+                log.warning("standby (%s): %s", INSTANCE, refused)
+            self.standby_reason = refused
+            self._beat("standby")
+            await asyncio.sleep(SCHEMA_RECHECK_SECONDS)
+        log.info("active (%s): %s; resuming every table", INSTANCE, why)
+        self.lost_reason = None
+        self.standby_reason = None
+        self.role = "active"
+
+    async def _newer_schema(self, lease: PostgresLease) -> str | None:
+        """Why this instance must not act on the database (it holds the lock): its schema
+        is newer than this code (or cannot be read); None if it may."""
+        try:
+            version = await lease.schema_version()
+        except StorageUnavailable as exc:
+            return f"{exc}; trying again"
+        latest = migrations.LATEST_VERSION
+        if version <= latest:
+            return None
+        return (f"the database's schema is v{version}, newer than this code's v{latest} (a "
+                "newer instance migrated it): not taking over, nothing is written; "
+                "upgrade this instance")
+
+    async def _take_lock(self, lease: PostgresLease) -> str:
+        """Wait until this instance holds the lock; why it got it, for the log."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         if not await lease.try_acquire():
             log.info(
                 "standby (%s): another instance holds the database lock; trying every "
@@ -140,9 +184,7 @@ class Leader:
             why = f"took the lock again after losing it ({self.lost_reason})"
         else:
             why = "took the database lock: no other instance was active"
-        log.info("active (%s): %s; resuming every table", INSTANCE, why)
-        self.lost_reason = None
-        self.role = "active"
+        return why
 
     def attach(self, app: Application) -> None:  # type: ignore[type-arg]
         """Wire the application built for this activity (its ``bot_data``)."""
@@ -207,7 +249,8 @@ class Leader:
 
     def _beat(self, role: str) -> None:
         if self.settings.health_file:
-            write_beat(Path(self.settings.health_file), role)
+            why = self.standby_reason if role == "standby" else None
+            write_beat(Path(self.settings.health_file), role, why)
 
 
 class _QuietWhenFenced(logging.Filter):

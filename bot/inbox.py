@@ -26,6 +26,17 @@ conventions stay as they are; only the queue is ours.
   without being stored, as before the inbox: the person is told that nothing could be
   saved (the move cannot be stored either) rather than left without an answer. Fenced:
   nothing is stored, nothing confirmed, nothing handled: the process stops.
+* **Poisoned updates are set aside** (issue 46): an update whose handler raised is handled
+  again, at most :data:`ATTEMPTS` - 1 times (after :data:`RETRY_DELAYS`), only while
+  nothing of it was stored or shown (its mark not written: :func:`storage.inbox.failed`);
+  then it is *poisoned*: marked handled with the error's class, its payload replaced by a
+  summary without its text (:func:`summary`), logged once at ERROR, and the person told
+  (``on_poisoned``: a short apology). An update that killed the process is seen at the
+  next starts: each start takes the stored updates in hand one at a time, counting it
+  (:func:`storage.inbox.claim`; storing it counted once), so one still pending after
+  :data:`CRASH_CLAIMS` claims was being handled at that many deaths in a row and is set
+  aside the same way instead of being handled again; the updates around it are not
+  counted with it. ``python -m bot.health --poisoned`` lists them.
 * **Updates that carry no move** (commands, lobby and settings buttons, refusals) are
   marked once their handlers ran: a process killed in between handles them again after
   the restart (a reply may come twice); a move is never applied twice.
@@ -34,8 +45,11 @@ conventions stay as they are; only the queue is ours.
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import Update
@@ -53,6 +67,56 @@ log = logging.getLogger(__name__)
 KEEP_HANDLED_SECONDS = 26 * 3600
 #: Handled rows are pruned at most this often.
 PRUNE_EVERY_SECONDS = 600.0
+#: Poisoned updates are kept this long (listed by ``python -m bot.health --poisoned``).
+KEEP_POISONED_SECONDS = 7 * 24 * 3600
+#: How many times an update's handler may raise before the update is set aside ...
+ATTEMPTS = 3
+#: ... and the pauses before its second and third attempts (a passing fault may clear).
+RETRY_DELAYS = (0.1, 0.5)
+#: An update still pending when a start finds it claimed this many times (stored by a
+#: process, then taken in hand again by a start: each died before it was handled) is set
+#: aside instead of being handled again: a process killed twice while handling it.
+CRASH_CLAIMS = 2
+#: The error class recorded for an update set aside for that.
+PROCESS_DIED = "ProcessDied"
+#: At a start, how long each stored update taken in hand may take before the next one is
+#: (one at a time: an update that kills the process is then the only one counted).
+RESUME_WAIT_SECONDS = 1.0
+
+#: ``on_poisoned(update, error)``: tell the person (and the admin) about an update set
+#: aside; ``update`` None if its payload cannot be read, ``error`` None if it killed the
+#: process.
+OnPoisoned = Callable[[Update | None, BaseException | None], Awaitable[None]]
+
+
+def summary(payload: str) -> str:
+    """What is kept of a poisoned update instead of its payload: its kind, chat and
+    user, a button's kind (``a`` for a game's action…) or a command's name, and a
+    SHA-256 digest of the payload; never its text, nor a button's data (a card)."""
+    digest = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return json.dumps({"kind": "unreadable", "sha256": digest})
+    kind = next((k for k in data if k != "update_id"), "none")
+
+    def part(of: dict[str, Any], key: str) -> dict[str, Any]:
+        value = of.get(key)
+        return value if isinstance(value, dict) else {}
+
+    body = part(data, kind)
+    message = part(body, "message") or body
+    chat, user = part(message, "chat"), part(body, "from")
+    out: dict[str, Any] = {"kind": kind, "chat": chat.get("id"), "user": user.get("id")}
+    if kind == "callback_query":
+        out["button"] = str(body.get("data") or "").partition(":")[0][:8]
+    text = body.get("text")
+    if isinstance(text, str) and text.startswith("/"):
+        out["command"] = text.split(maxsplit=1)[0][:40]
+    out["sha256"] = digest
+    return json.dumps(out, separators=(",", ":"))
 
 
 class InboxQueue(asyncio.Queue):  # type: ignore[type-arg]
@@ -84,8 +148,10 @@ class Inbox:
         self._resumer: asyncio.Task[None] | None = None
         self._last_prune = 0.0
         self._closed = False
+        #: Tells the person about an update set aside (``bot.app``).
+        self.on_poisoned: OnPoisoned | None = None
         #: Counters (the chaos tests read the log; these are for the report).
-        self.stats = {"stored": 0, "again": 0, "resumed": 0}
+        self.stats = {"stored": 0, "again": 0, "resumed": 0, "retried": 0, "poisoned": 0}
 
     # ------------------------------------------------------------------ in
 
@@ -130,42 +196,59 @@ class Inbox:
                                                                name="inbox-resume")
 
     async def resume(self) -> None:
+        """Hand out the updates stored and not handled, one at a time, each counted
+        first (:func:`storage.inbox.claim`): one claimed :data:`CRASH_CLAIMS` times
+        already is set aside (see the module docstring)."""
         try:
             async with urgent():
-                rows = await inbox.pending_updates(self.db)
+                rows = await inbox.pending(self.db)
         except StorageUnavailable as exc:
             log.error("the inbox could not be read (%s): its pending updates wait for the "
                       "next start", exc)
             rows = []
         while not self.app.running and not self._closed:  # (post_init runs before start)
             await asyncio.sleep(0.005)
-        for update_id, payload in rows:
+        handed = 0
+        for row in rows:
             if self._closed:
                 return
             try:
-                update = Update.de_json(json.loads(payload), self.app.bot)
+                update = Update.de_json(json.loads(row.payload), self.app.bot)
             except Exception:  # never blocks the others
-                log.exception("stored update %s cannot be read: dropped", update_id)
-                await self._mark(update_id)
+                log.exception("stored update %s cannot be read: dropped", row.update_id)
+                await self._mark(row.update_id)
                 continue
+            if row.claims >= CRASH_CLAIMS:
+                await self._set_aside(update, row.payload, None, row.claims)
+                continue
+            try:
+                async with urgent():
+                    await self.db.batched(functools.partial(inbox.claim,
+                                                            update_id=row.update_id))
+            except StorageUnavailable as exc:
+                log.warning("update %s not counted as taken in hand (%s)", row.update_id, exc)
+            handed += 1
             self.stats["resumed"] += 1
-            self._dispatch(update)
-        if rows:
-            log.info("%d updates stored and not handled before: handled first", len(rows))
+            task = self._dispatch(update)
+            if task is not None:  # (the next one is counted once this one is done)
+                await asyncio.wait([task], timeout=RESUME_WAIT_SECONDS)
+        if handed:
+            log.info("%d updates stored and not handled before: handled first", handed)
         self._resumed.set()
 
     # ------------------------------------------------------------------ handling
 
-    def _dispatch(self, update: Update) -> None:
+    def _dispatch(self, update: Update) -> asyncio.Task[None] | None:
         """Handle ``update`` in a task of its own, started at once (:func:`start_now`): a
         press's move is applied and its answer sent before the poller goes on, with no
         turn of the event loop in between (issue 32: behind everything ready, that turn
         was 2-7 ms of the slowest answers at 200 tables)."""
         if self._closed:
-            return  # stored, not handled: the next active instance handles it
+            return None  # stored, not handled: the next active instance handles it
         task = start_now(self._handle(update), name=f"update-{update.update_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _handle(self, update: Update) -> None:
         state = inbox.handling(update.update_id)
@@ -174,11 +257,58 @@ class Inbox:
             # reply), so a kill after the reply never answers it twice
             state.mark_first = lambda: self._mark(update.update_id, state)
         processor = self.app.update_processor
-        await processor.process_update(update, self.app.process_update(update))
-        # (handler errors went to the error handler: the update was handled)
-        if not state.marked:
+        await processor.process_update(update, self._attempts(update, state))
+        if state.error is not None:  # raised at every attempt: set aside
+            await self._set_aside(update, json.dumps(update.to_dict(), separators=(",", ":")),
+                                  state.error, ATTEMPTS)
+        elif not state.marked:
+            # (other handler errors went to the error handler: the update was handled)
             await self._mark(update.update_id, state)
         self._prune_now_and_then()
+
+    async def _attempts(self, update: Update, state: inbox.Handling) -> None:
+        """PTB's handling of ``update``, again while its handler raises and nothing of
+        it was stored or shown (the error handler records the error in ``state``:
+        :func:`storage.inbox.failed`), at most :data:`ATTEMPTS` times in all (in the
+        chat's turn: no update of its chat or game goes in between)."""
+        for attempt in range(1, ATTEMPTS + 1):
+            state.error = None
+            await self.app.process_update(update)
+            error = state.error
+            if error is None or attempt == ATTEMPTS:
+                return
+            self.stats["retried"] += 1
+            log.warning("update %s: its handler raised %s: %s (attempt %d of %d): handled "
+                        "again", update.update_id, type(error).__name__, error, attempt,
+                        ATTEMPTS)
+            await asyncio.sleep(RETRY_DELAYS[min(attempt, len(RETRY_DELAYS)) - 1])
+
+    async def _set_aside(self, update: Update, payload: str, error: BaseException | None,
+                         tries: int) -> None:
+        """Poison ``update``: marked handled with the error's class and a summary instead
+        of its payload, logged once at ERROR, the person told (``on_poisoned``)."""
+        kept = summary(payload)
+        name = PROCESS_DIED if error is None else type(error).__name__
+        why = (f"its handler raised {name} at {tries} attempts" if error is not None
+               else f"it was being handled when the process died, {tries} times in a row")
+        try:
+            async with urgent():
+                await self.db.batched(
+                    lambda tx: inbox.poison(tx, update.update_id, name, kept)
+                )
+        except StorageUnavailable as exc:
+            if exc.code == "fenced":
+                return
+            log.warning("update %s not marked as set aside (%s)", update.update_id, exc)
+        self.stats["poisoned"] += 1
+        log.error("update %s set aside (poisoned): %s; the bot goes on (%s)",
+                  update.update_id, why, kept, exc_info=error)
+        if self.on_poisoned is not None:
+            try:
+                await self.on_poisoned(update, error)
+            except Exception:  # (the person may be unreachable)
+                log.info("could not tell about update %s set aside", update.update_id,
+                         exc_info=True)
 
     async def _mark(self, update_id: int, state: inbox.Handling | None = None) -> None:
         try:
@@ -202,7 +332,9 @@ class Inbox:
     async def prune(self) -> None:
         """Delete the updates handled more than :data:`KEEP_HANDLED_SECONDS` ago."""
         try:
-            gone = await inbox.prune_inbox(self.db, self.db.now() - int(KEEP_HANDLED_SECONDS))
+            now = self.db.now()
+            gone = await inbox.prune_inbox(self.db, now - int(KEEP_HANDLED_SECONDS),
+                                           now - int(KEEP_POISONED_SECONDS))
         except StorageUnavailable as exc:
             log.info("old updates not pruned: %s", exc)
             return

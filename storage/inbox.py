@@ -9,6 +9,11 @@
   it for the task handling an update; the service's move marks that update in the move's
   own write (``repo.record_action(handled_update=…)``, then :func:`committed`), so that
   the mark commits with the move, or not at all.
+* **Poisoned updates** (schema v8, issue 46): each row counts the starts that took it in
+  hand (``claims``: 1 when stored, + 1 at each start that hands it out again,
+  :func:`claim`); :func:`poison` sets one aside: marked handled, with when and the
+  error's class, its payload replaced by a summary without its text
+  (:func:`poisoned_updates` lists them). Kept longer than handled rows.
 * **Message digests**: what each message of the bot shows as Telegram last accepted it
   (:func:`save_digest`, :func:`load_digests`).
 """
@@ -23,9 +28,10 @@ from dataclasses import dataclass
 from .db import Executor
 
 __all__ = [
-    "Handling", "committed", "current", "delete_digests", "handling", "load_digests",
-    "mark_handled", "pending_updates", "prune_digests", "prune_inbox", "save_digest",
-    "store_updates",
+    "Handling", "PendingUpdate", "PoisonedUpdate", "claim", "committed", "current",
+    "delete_digests", "failed", "handling", "load_digests", "mark_handled", "pending",
+    "pending_updates", "poison", "poisoned_updates", "prune_digests", "prune_inbox",
+    "save_digest", "store_updates",
 ]
 
 
@@ -50,13 +56,70 @@ async def store_updates(ex: Executor, updates: Iterable[tuple[int, str]]) -> lis
     return new
 
 
-async def pending_updates(ex: Executor, limit: int = 10_000) -> list[tuple[int, str]]:
-    """The updates stored and not handled, oldest first: (id, JSON payload)."""
+@dataclass(frozen=True)
+class PendingUpdate:
+    """An update stored and not handled; ``claims``: how many starts took it in hand."""
+
+    update_id: int
+    payload: str
+    claims: int
+
+
+async def pending(ex: Executor, limit: int = 10_000) -> list[PendingUpdate]:
+    """The updates stored and not handled, oldest first."""
     rows = await ex.fetch(
-        "SELECT update_id, payload FROM inbox WHERE handled_at IS NULL "
+        "SELECT update_id, payload, claims FROM inbox WHERE handled_at IS NULL "
         "ORDER BY update_id LIMIT ?", (int(limit),),
     )
-    return [(int(r["update_id"]), str(r["payload"])) for r in rows]
+    return [PendingUpdate(int(r["update_id"]), str(r["payload"]), int(r["claims"]))
+            for r in rows]
+
+
+async def pending_updates(ex: Executor, limit: int = 10_000) -> list[tuple[int, str]]:
+    """The updates stored and not handled, oldest first: (id, JSON payload)."""
+    return [(row.update_id, row.payload) for row in await pending(ex, limit)]
+
+
+async def claim(ex: Executor, update_id: int) -> None:
+    """A start takes the stored update in hand (before it is handled)."""
+    await ex.write(
+        "UPDATE inbox SET claims = claims + 1 WHERE update_id = ? AND handled_at IS NULL",
+        (int(update_id),),
+    )
+
+
+async def poison(ex: Executor, update_id: int, error: str, summary: str) -> bool:
+    """Set the update aside: handled (never handed out again), poisoned now by ``error``
+    (an error's class), its payload replaced by ``summary`` (no private text). False if
+    it was handled meanwhile."""
+    now = ex.now()
+    changed = await ex.execute(
+        "UPDATE inbox SET handled_at = ?, poisoned_at = ?, poison_error = ?, payload = ? "
+        "WHERE update_id = ? AND handled_at IS NULL",
+        (now, now, error, summary, int(update_id)),
+    )
+    return changed == 1
+
+
+@dataclass(frozen=True)
+class PoisonedUpdate:
+    update_id: int
+    poisoned_at: int
+    error: str
+    summary: str
+    claims: int
+
+
+async def poisoned_updates(ex: Executor, limit: int = 100) -> list[PoisonedUpdate]:
+    """The updates set aside, newest first."""
+    rows = await ex.fetch(
+        "SELECT update_id, poisoned_at, poison_error, payload, claims FROM inbox "
+        "WHERE poisoned_at IS NOT NULL ORDER BY poisoned_at DESC, update_id DESC LIMIT ?",
+        (int(limit),),
+    )
+    return [PoisonedUpdate(int(r["update_id"]), int(r["poisoned_at"]),
+                           str(r["poison_error"] or ""), str(r["payload"]), int(r["claims"]))
+            for r in rows]
 
 
 async def mark_handled(ex: Executor, update_id: int) -> None:
@@ -68,10 +131,13 @@ async def mark_handled(ex: Executor, update_id: int) -> None:
     )
 
 
-async def prune_inbox(ex: Executor, before: int) -> int:
-    """Delete the updates handled before the unix time ``before``; how many."""
+async def prune_inbox(ex: Executor, before: int, poisoned_before: int | None = None) -> int:
+    """Delete the updates handled before the unix time ``before`` (those set aside:
+    before ``poisoned_before``, default ``before``); how many."""
     return await ex.execute(
-        "DELETE FROM inbox WHERE handled_at IS NOT NULL AND handled_at < ?", (int(before),)
+        "DELETE FROM inbox WHERE handled_at IS NOT NULL AND handled_at < ? "
+        "AND (poisoned_at IS NULL OR poisoned_at < ?)",
+        (int(before), int(before if poisoned_before is None else poisoned_before)),
     )
 
 
@@ -88,6 +154,9 @@ class Handling:
     #: Writes the mark before the handler's first visible effect (a Bot API call that is
     #: not a read), for updates that no move transaction marks; None for a game's press.
     mark_first: Callable[[], Awaitable[None]] | None = None
+    #: What the handler raised, recorded by the error handler (:func:`failed`): the task
+    #: handling the update handles it again or sets it aside (``bot.inbox``).
+    error: BaseException | None = None
 
 
 _CURRENT: contextvars.ContextVar[Handling | None] = contextvars.ContextVar(
@@ -121,6 +190,20 @@ async def before_effect() -> None:
     if state is not None and not state.marked and state.mark_first is not None:
         mark, state.mark_first = state.mark_first, None
         await mark()
+
+
+def failed(update_id: int, error: BaseException) -> bool:
+    """The error handler's call: the handler of ``update_id`` raised ``error``. True if
+    the task handling the update takes charge of it (handles it again, or sets it aside):
+    the error handler runs in that task, and nothing of the update was stored or shown
+    (its mark is not written). False otherwise (a move stored, a reply sent: handling it
+    again would do that twice)."""
+    state = _CURRENT.get()
+    if (state is None or state.update_id != update_id or state.marked
+            or state.task is not asyncio.current_task()):
+        return False
+    state.error = error
+    return True
 
 
 def committed(state: Handling | None) -> None:

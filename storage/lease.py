@@ -32,7 +32,7 @@ from typing import IO, Any
 import asyncpg
 
 from .db import parse_database_url
-from .errors import StorageError
+from .errors import StorageError, StorageUnavailable
 
 __all__ = [
     "CHECK_SECONDS", "CHECK_TIMEOUT", "POLL_SECONDS", "FileLock", "InstanceLocked",
@@ -171,8 +171,24 @@ class PostgresLease:
         if self.on_lost is not None:
             self.on_lost(reason)
 
-    async def release(self) -> None:
-        """Give the lock up (a graceful stop), tell the standby instances, close."""
+    async def schema_version(self) -> int:
+        """The database's schema version (:mod:`storage.migrations`), read on the lock's
+        connection: an instance checks it each time it takes the lock (a newer instance
+        may have migrated the database since this one started)."""
+        try:
+            conn = await self._connection()
+            if await conn.fetchval("SELECT to_regclass('schema_version')",
+                                   timeout=self.check_timeout) is None:
+                return 0
+            version = await conn.fetchval("SELECT version FROM schema_version",
+                                          timeout=self.check_timeout)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as e:
+            raise StorageUnavailable(f"cannot read the schema version: {e}") from e
+        return int(version or 0)
+
+    async def release(self, *, notify: bool = True) -> None:
+        """Give the lock up (a graceful stop), tell the standby instances (unless not
+        ``notify``), close."""
         was_held, self._held = self._held, False
         if self._watch is not None:
             self._watch.cancel()
@@ -187,7 +203,8 @@ class PostgresLease:
                     await conn.fetchval(
                         "SELECT pg_advisory_unlock($1, $2)", LOCK_CLASS, self.key, timeout=2
                     )
-                    await conn.execute(f"NOTIFY {CHANNEL}", timeout=2)
+                    if notify:
+                        await conn.execute(f"NOTIFY {CHANNEL}", timeout=2)
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as e:
                 log.warning("could not release the database lock cleanly: %s", e)
         await self._drop_connection()

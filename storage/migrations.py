@@ -326,9 +326,9 @@ async def upgrade_v7(tx: Transaction) -> None:
     await _run_all(tx, _V7)
 
 
-# --------------------------------------------------------------------------- ratings
+# --------------------------------------------------------------------------- v7 -> v8
 
-_RATINGS = (
+_V8 = (
     # Ratings (issue 48, storage/ratings.py): each rated unit (a smazzata of chiamata, a
     # match of plain Briscola) in the order its ratings changed; who sat where in it (a
     # person "u:<id>", a computer level "cpu:<level>", il morto) with the rating before
@@ -376,12 +376,14 @@ _RATINGS = (
 )
 
 
-async def upgrade_ratings(tx: Transaction) -> None:
+async def upgrade_v8(tx: Transaction) -> None:
     """Ratings: the rated units, who sat where in them, each player's current rating."""
-    await _run_all(tx, _RATINGS)
-# --------------------------------------------------------------------------- social
+    await _run_all(tx, _V8)
 
-_SOCIAL = (
+
+# --------------------------------------------------------------------------- v8 -> v9
+
+_V9 = (
     # "/avvisami" (issue 48): who wants a private message when a lobby opens in a group.
     """
     CREATE TABLE notify_subscriptions (
@@ -413,15 +415,35 @@ _SOCIAL = (
 )
 
 
-async def upgrade_social(tx: Transaction) -> None:
+async def upgrade_v9(tx: Transaction) -> None:
     """"Avvisami" subscriptions and rounds, the seasons' podiums shown (issue 48)."""
-    await _run_all(tx, _SOCIAL)
+    await _run_all(tx, _V9)
+
+
+# --------------------------------------------------------------------------- v9 -> v10
+
+_V10 = (
+    # Poisoned updates (issue 46, storage/inbox.py): how many starts took each update in
+    # hand (1 when stored: the process that stored it handles it; + 1 at each start that
+    # hands it out again). One still not handled after two of them killed the process
+    # each time (claimed, never finished) and is set aside at the next start. Set aside
+    # ("poisoned": also one whose handler raised three times): when, the error's class;
+    # its payload is then replaced by a summary with a digest, without its text.
+    "ALTER TABLE inbox ADD COLUMN claims INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE inbox ADD COLUMN poisoned_at INTEGER",
+    "ALTER TABLE inbox ADD COLUMN poison_error TEXT",
+    "CREATE INDEX inbox_poisoned ON inbox (poisoned_at) WHERE poisoned_at IS NOT NULL",
+)
+
+
+async def upgrade_v10(tx: Transaction) -> None:
+    """Poisoned updates: claims per update, and the ones set aside."""
+    await _run_all(tx, _V10)
 
 
 MIGRATIONS: list[Migration] = [
     upgrade_v1, upgrade_v2, upgrade_v3, upgrade_v4, upgrade_v5, upgrade_v6, upgrade_v7,
-    upgrade_ratings,
-    upgrade_social,
+    upgrade_v8, upgrade_v9, upgrade_v10,
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

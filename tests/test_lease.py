@@ -173,6 +173,39 @@ async def test_the_inbox_stores_each_update_once_and_marks_it_with_the_move(
         await db.close()
 
 
+async def test_the_inbox_counts_claims_and_keeps_poisoned_updates_aside(
+    database_url: str,
+) -> None:
+    """Issue 46: each start that takes an update in hand counts it (storing it counts
+    once); a poisoned update is handled (never handed out again), keeps its error's class
+    and the summary given instead of its payload, is listed, and outlives handled rows."""
+    db = await open_database(database_url)
+    try:
+        assert await inbox.store_updates(db, [(2001, '{"secret":1}'), (2002, "{}")]) == [
+            2001, 2002]
+        assert [(p.update_id, p.claims) for p in await inbox.pending(db)] == [
+            (2001, 1), (2002, 1)]
+        await inbox.claim(db, 2001)
+        assert [(p.update_id, p.claims) for p in await inbox.pending(db)] == [
+            (2001, 2), (2002, 1)]
+        assert await inbox.poison(db, 2001, "ProcessDied", '{"kind":"x","sha256":"ab"}')
+        assert not await inbox.poison(db, 2001, "Again", "{}")  # (set aside once)
+        assert [u for u, _ in await inbox.pending_updates(db)] == [2002]
+        await inbox.claim(db, 2001)  # (a handled row is not counted again)
+        (row,) = await inbox.poisoned_updates(db)
+        assert (row.update_id, row.error, row.summary, row.claims) == (
+            2001, "ProcessDied", '{"kind":"x","sha256":"ab"}', 2)
+        assert "secret" not in str(await db.fetch("SELECT * FROM inbox"))
+        await inbox.mark_handled(db, 2002)
+        # handled rows go after a day; the poisoned one is kept until its own limit
+        assert await inbox.prune_inbox(db, db.now() + 1, db.now() - 60) == 1
+        assert [r.update_id for r in await inbox.poisoned_updates(db)] == [2001]
+        assert await inbox.prune_inbox(db, db.now() + 1, db.now() + 1) == 1
+        assert await inbox.poisoned_updates(db) == []
+    finally:
+        await db.close()
+
+
 async def test_message_digests_are_kept_per_message(database_url: str) -> None:
     db = await open_database(database_url)
     try:
