@@ -81,6 +81,9 @@ MEAN_WEIGHT = 0.2
 SUMMARY_SECONDS = 60.0
 
 _pool: ProcessPoolExecutor | None = None
+#: Decisions of a new pool still to be sent (each may wait for a worker to start: seconds,
+#: not what a decision takes, so not in the running mean).
+_starting = 0
 _slots: asyncio.Semaphore | None = None
 _slots_loop: asyncio.AbstractEventLoop | None = None
 
@@ -169,12 +172,21 @@ def _warm_up() -> None:
 
 
 def _get_pool() -> ProcessPoolExecutor:
-    global _pool
+    global _pool, _starting
     if _pool is None:
         _pool = ProcessPoolExecutor(
             max_workers=SEARCH_WORKERS, mp_context=_context(), initializer=_warm_up
         )
+        _starting = SEARCH_WORKERS
     return _pool
+
+
+def _timed() -> bool:
+    """Whether the decision being sent counts in the running mean (not the first ones
+    of a new pool, whose workers start meanwhile)."""
+    global _starting
+    _starting -= 1
+    return _starting < 0
 
 
 def _get_slots() -> asyncio.Semaphore:
@@ -229,7 +241,9 @@ async def _in_pool(level: str, seed: int, view: View, deadline: float,
     max_seconds = max(MIN_SEARCH_SECONDS, min(SEARCH_SOFT_SECONDS, left))
     submitted = loop.time()
     try:
-        future: Future[tuple[Action, bool]] = _get_pool().submit(
+        pool = _get_pool()
+        timed = _timed()
+        future: Future[tuple[Action, bool]] = pool.submit(
             _search, level, seed, view, max_seconds
         )
     except (RuntimeError, BrokenProcessPool):  # shut down, or a worker died
@@ -243,13 +257,15 @@ async def _in_pool(level: str, seed: int, view: View, deadline: float,
         remaining = max(0.0, started + DECISION_CAP_SECONDS - loop.time())
         action, stopped = await asyncio.wait_for(asyncio.wrap_future(future), remaining)
     except TimeoutError:
-        load.took(loop.time() - submitted)
+        if timed:
+            load.took(loop.time() - submitted)
         return await _fall_back(seed, view)
     except BrokenProcessPool:
         log.error("computer %s: the search pool broke; restarting it", level)
         _reset_pool()
         return await _fall_back(seed, view)
-    load.took(loop.time() - submitted)
+    if timed:
+        load.took(loop.time() - submitted)
     load.count("shortened" if stopped and max_seconds < SEARCH_SOFT_SECONDS else "full",
                clock())
     return action
