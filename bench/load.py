@@ -62,6 +62,9 @@ KINDS = ("message", "callback_query")
 #: The harness's collector once the tables are set up (``--harness-gc tuned``): the same
 #: as the bot's (``bot.__main__.GC_THRESHOLDS``), after ``gc.freeze()``.
 HARNESS_GC_THRESHOLDS = (20_000, 20, 10)
+#: ``--solo``: tables set up at once (each adds its four computers from the lobby: at 200
+#: tables, 800 such presses at once were not all answered within 30 s on a loaded machine).
+SOLO_OPENING = 20
 
 
 @contextlib.contextmanager
@@ -285,8 +288,13 @@ async def run_bot(
             figures.miniapp_seats = sum(shares)
             loop = asyncio.get_running_loop()
             t_setup = loop.time()
-            await asyncio.gather(*(t.open_and_start(computers[i], timeout=600)
-                                   for i, t in enumerate(sims)))
+            opening = asyncio.Semaphore(SOLO_OPENING if args.solo else tables)
+
+            async def open_table(i: int, table: SimTable) -> None:
+                async with opening:
+                    await table.open_and_start(computers[i], timeout=600)
+
+            await asyncio.gather(*(open_table(i, t) for i, t in enumerate(sims)))
             await asyncio.gather(*(page.open(sims[i].game_id or 0) for i in pages
                                    for page in pages[i]))
             figures.setup_seconds = loop.time() - t_setup
