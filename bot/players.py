@@ -23,10 +23,11 @@ decisions already waiting for the pool or in it and the recent time a decision t
 budget is under ``MIN_SEARCH_SECONDS``, the cheap ``FALLBACK_LEVEL`` decides at once;
 otherwise the search runs with its wall-clock cap shortened to what is left (it stops
 sampling there; never under its minimum of sampled deals). A decision that waits for a
-worker past its budget, or gets no answer within ``DECISION_CAP_SECONDS`` (a hard cap,
-the wait included), is also played by ``FALLBACK_LEVEL``. So the pool never queues more
-than it can serve within the budget: an overloaded bot plays weaker, not later. An idle
-pool searches in full (the counted budget, ``SEARCH_SOFT_SECONDS`` as its only clock).
+worker past its budget, or gets no answer by then (``LATE_SECONDS`` after it; at most
+``DECISION_CAP_SECONDS``, the wait included), is also played by ``FALLBACK_LEVEL``. So
+the pool never queues more than it can serve within the budget: an overloaded bot plays
+weaker, not later. An idle pool searches in full (the counted budget, with
+``SEARCH_SOFT_SECONDS`` as its clock).
 The log says so once a minute at most, as a summary (:class:`Load`), not per move.
 Every decision, shortened or fallen back, is a legal action of the core's view.
 """
@@ -66,8 +67,12 @@ SEARCH_WORKERS = max(1, min(2, os.cpu_count() or 1))
 DECISION_BUDGET_SECONDS = 1.0
 #: The least time worth a search: with less of the budget left, the fallback decides.
 MIN_SEARCH_SECONDS = 0.1
+#: How long past its budget a search's answer is still awaited (it stops sampling by then,
+#: but never under its minimum of sampled deals: on a starved machine that is later)
+#: before the fallback plays instead.
+LATE_SECONDS = 0.2
 #: Past this, a search decision is abandoned for the fallback's (the wait included),
-#: whatever its budget: a worker that takes far longer than it was told to.
+#: whatever its budget.
 DECISION_CAP_SECONDS = 3.0
 #: The search's own wall-clock cap on an idle pool (it then stops sampling: rarely).
 SEARCH_SOFT_SECONDS = 1.0
@@ -254,7 +259,8 @@ async def _in_pool(level: str, seed: int, view: View, deadline: float,
     # the slot frees when the worker does, not when we stop waiting for it
     future.add_done_callback(release)
     try:
-        remaining = max(0.0, started + DECISION_CAP_SECONDS - loop.time())
+        answer_by = min(deadline + LATE_SECONDS, started + DECISION_CAP_SECONDS)
+        remaining = max(0.0, answer_by - loop.time())
         action, stopped = await asyncio.wait_for(asyncio.wrap_future(future), remaining)
     except TimeoutError:
         if timed:

@@ -122,12 +122,10 @@ async def test_an_idle_pool_searches_in_full(
     await _warm(monkeypatch, views[0])
     spy = _Spy(players._get_pool())
     monkeypatch.setattr(players, "_get_pool", lambda: spy)
-    for i, view in enumerate(views[1:]):  # one at a time, with the default budget
-        action = await players.decide("esperto", 20 + i, view)
+    for i, view in enumerate(views[1:]):  # one at a time (a loaded machine: 3 s each)
+        action = await players.decide("esperto", 20 + i, view, budget=3.0)
         assert action.code in view.legal
-    budget = min(players.SEARCH_SOFT_SECONDS, players.DECISION_BUDGET_SECONDS)
-    assert len(spy.caps) == 3
-    assert all(budget - players.TRIP_SECONDS - 0.05 < cap <= budget for cap in spy.caps)
+    assert spy.caps == [players.SEARCH_SOFT_SECONDS] * 3  # the idle pool's clock
     assert players.load.fell_back == 0 and players.load.full + players.load.shortened == 3
     assert players.load.waiting == 0
 
@@ -136,8 +134,8 @@ async def test_a_saturated_pool_answers_within_the_budget_and_logs_once_a_minute
     fresh_pool: object, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Many tables' decisions at once, far more than two workers can search in half a
-    second: each is answered within its budget (or the hard cap, for the few sent to
-    the pool), legally; most by the fallback; one summary in the log a minute."""
+    second: each is answered legally within its budget (and the short wait for a late
+    search), most by the fallback; one summary in the log a minute."""
     now = [1000.0]
     monkeypatch.setattr(players, "clock", lambda: now[0])
     views = heuristic_play_views([11, 12], 40)
@@ -155,7 +153,9 @@ async def test_a_saturated_pool_answers_within_the_budget_and_logs_once_a_minute
     answers = await asyncio.gather(*(timed(i, view) for i, view in enumerate(views)))
     for (took, code), view in zip(answers, views, strict=True):
         assert code in view.legal
-        assert took < players.DECISION_CAP_SECONDS + 0.5
+        # within the budget and the wait for a late answer (+ a loaded machine's
+        # second), under the hard cap
+        assert took < 0.5 + players.LATE_SECONDS + 1.0 < players.DECISION_CAP_SECONDS
     load = players.load
     assert load.full + load.shortened + load.fell_back == 40
     # the queue was bounded: at most a few searches waited, the others fell back at once
