@@ -18,10 +18,11 @@ queued and lets the workers go.
 *Under load the computers stay on time* (issue 47). Each decision has a **budget**: the
 seconds it may take, the wait for a worker included (the driver gives the turn's display
 pause, during which the decision runs; else ``DECISION_BUDGET_SECONDS``). From the
-decisions already waiting for the pool or in it and the recent time a decision takes,
-:func:`decide` expects how long this one would wait for a worker: if what is left of the
-budget is under ``MIN_SEARCH_SECONDS``, the cheap ``FALLBACK_LEVEL`` decides at once;
-otherwise the search runs with its wall-clock cap shortened to what is left (it stops
+decisions already waiting for the pool or in it and the time a decision has taken
+lately (a running mean, from submitted to done), :func:`decide` expects how long this one
+would wait for a worker: unless a worker is free, or that wait and a decision of the
+usual length fit in the budget, the cheap ``FALLBACK_LEVEL`` decides at once; otherwise
+the search runs with its wall-clock cap shortened to what is left of the budget (it stops
 sampling there; never under its minimum of sampled deals). A decision that waits for a
 worker past its budget, or gets no answer by then (``LATE_SECONDS`` after it; at most
 ``DECISION_CAP_SECONDS``, the wait included), is also played by ``FALLBACK_LEVEL``. So
@@ -104,9 +105,10 @@ class Load:
     fell_back: int = 0
     #: the most decisions waiting for the pool or in it, seen by a new one
     most_waiting: int = 0
-    #: decisions waiting for a worker or in one, now
+    #: decisions waiting for a worker or in one, now (a search whose answer came too
+    #: late still holds its worker)
     waiting: int = 0
-    #: running mean of a pool decision's time, submitted -> answered (seconds)
+    #: running mean of a pool decision's time, submitted -> done (seconds)
     mean_seconds: float = FIRST_DECISION_SECONDS
     #: when the counted period began (``clock()``); None: not yet
     since: float | None = None
@@ -116,6 +118,14 @@ class Load:
         served ``SEARCH_WORKERS`` at a time at the running mean."""
         queued = max(0, self.waiting + 1 - SEARCH_WORKERS)
         return queued * self.mean_seconds / SEARCH_WORKERS
+
+    def admits(self, budget: float) -> bool:
+        """Whether a new decision can be searched within ``budget`` seconds: a worker is
+        free, or the decisions ahead of it and one of the usual length fit in it."""
+        if budget < MIN_SEARCH_SECONDS:
+            return False
+        return (self.waiting < SEARCH_WORKERS
+                or self.expected_wait() + self.mean_seconds <= budget)
 
     def took(self, seconds: float) -> None:
         self.mean_seconds += MEAN_WEIGHT * (seconds - self.mean_seconds)
@@ -214,64 +224,69 @@ async def decide(level: str, seed: int, view: View, budget: float | None = None)
     if level not in SEARCH_LEVELS:
         return await asyncio.to_thread(choose, level, seed, view)
     budget = DECISION_BUDGET_SECONDS if budget is None else budget
-    loop = asyncio.get_running_loop()
-    started = loop.time()
     load.most_waiting = max(load.most_waiting, load.waiting + 1)
-    if budget - load.expected_wait() < MIN_SEARCH_SECONDS:
+    if not load.admits(budget):
         return await _fall_back(seed, view)
-    load.waiting += 1
-    try:
-        return await _in_pool(level, seed, view, started + budget, loop)
-    finally:
-        load.waiting -= 1
+    loop = asyncio.get_running_loop()
+    return await _in_pool(level, seed, view, loop.time() + budget, loop)
 
 
 async def _in_pool(level: str, seed: int, view: View, deadline: float,
                    loop: asyncio.AbstractEventLoop) -> Action:
     """The search in a worker by ``deadline`` (``loop.time()``), or the fallback."""
     started = loop.time()
-    slots = _get_slots()
+    slots, counts = _get_slots(), load
+    counts.waiting += 1  # until a worker is done with it, or it never gets one
     try:
         wait = min(deadline - MIN_SEARCH_SECONDS, started + DECISION_CAP_SECONDS) - started
         await asyncio.wait_for(slots.acquire(), wait)
     except TimeoutError:
+        counts.waiting -= 1
         return await _fall_back(seed, view)
-
-    def release(_: object = None) -> None:
-        # a closed loop raises RuntimeError: nobody waits for a slot any more
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(slots.release)
-
+    except asyncio.CancelledError:
+        counts.waiting -= 1
+        raise
     left = deadline - loop.time() - TRIP_SECONDS
     max_seconds = max(MIN_SEARCH_SECONDS, min(SEARCH_SOFT_SECONDS, left))
-    submitted = loop.time()
     try:
         pool = _get_pool()
         timed = _timed()
+        submitted = time.monotonic()
         future: Future[tuple[Action, bool]] = pool.submit(
             _search, level, seed, view, max_seconds
         )
     except (RuntimeError, BrokenProcessPool):  # shut down, or a worker died
         slots.release()
+        counts.waiting -= 1
         log.error("computer %s: the search pool is unavailable; restarting it", level)
         _reset_pool()
         return await _fall_back(seed, view)
-    # the slot frees when the worker does, not when we stop waiting for it
-    future.add_done_callback(release)
+
+    def done(future: Future[tuple[Action, bool]]) -> None:
+        """(In the pool's thread.) The worker is free: its slot too, and the time it
+        took counts, even when nobody waits for its answer any more."""
+        took = time.monotonic() - submitted
+
+        def free() -> None:
+            slots.release()
+            counts.waiting -= 1
+            if timed and not future.cancelled():
+                counts.took(took)
+
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(free)
+
+    future.add_done_callback(done)
     try:
         answer_by = min(deadline + LATE_SECONDS, started + DECISION_CAP_SECONDS)
         remaining = max(0.0, answer_by - loop.time())
         action, stopped = await asyncio.wait_for(asyncio.wrap_future(future), remaining)
     except TimeoutError:
-        if timed:
-            load.took(loop.time() - submitted)
         return await _fall_back(seed, view)
     except BrokenProcessPool:
         log.error("computer %s: the search pool broke; restarting it", level)
         _reset_pool()
         return await _fall_back(seed, view)
-    if timed:
-        load.took(loop.time() - submitted)
     load.count("shortened" if stopped and max_seconds < SEARCH_SOFT_SECONDS else "full",
                clock())
     return action
