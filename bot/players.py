@@ -20,7 +20,7 @@ seconds it may take, the wait for a worker included (the driver gives the turn's
 pause, during which the decision runs; else ``DECISION_BUDGET_SECONDS``). From the
 decisions already waiting for the pool or in it and the time a decision has taken
 lately (a running mean, from submitted to done), :func:`decide` expects how long this one
-would wait for a worker: unless a worker is free, or that wait and a decision of the
+would wait for a worker: unless the pool is idle, or that wait and a decision of the
 usual length fit in the budget, the cheap ``FALLBACK_LEVEL`` decides at once; otherwise
 the search runs with its wall-clock cap shortened to what is left of the budget (it stops
 sampling there; never under its minimum of sampled deals). A decision that waits for a
@@ -123,12 +123,14 @@ class Load:
         return queued * self.mean_seconds / SEARCH_WORKERS
 
     def admits(self, budget: float) -> bool:
-        """Whether a new decision can be searched within ``budget`` seconds: a worker is
-        free, or the decisions ahead of it and one of the usual length fit in it."""
+        """Whether a new decision can be searched within ``budget`` seconds: the pool
+        is idle (which also keeps the mean current), or the decisions ahead of it and
+        one of the usual length fit in it. (On a starved machine, where a search takes
+        longer than the budget, one at a time: more would only take the CPU that the
+        bot's own work needs, and answer too late.)"""
         if budget < MIN_SEARCH_SECONDS:
             return False
-        return (self.waiting < SEARCH_WORKERS
-                or self.expected_wait() + self.mean_seconds <= budget)
+        return self.waiting == 0 or self.expected_wait() + self.mean_seconds <= budget
 
     def took(self, seconds: float) -> None:
         self.mean_seconds += MEAN_WEIGHT * (seconds - self.mean_seconds)

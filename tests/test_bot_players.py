@@ -142,6 +142,8 @@ async def test_a_saturated_pool_answers_within_the_budget_and_logs_once_a_minute
     assert len(views) == 40
     await _warm(monkeypatch, views[0])
     monkeypatch.setattr(players, "DECISION_CAP_SECONDS", 2.0)
+    spy = _Spy(players._get_pool())
+    monkeypatch.setattr(players, "_get_pool", lambda: spy)
     loop = asyncio.get_running_loop()
 
     async def timed(i: int, view: View) -> tuple[float, str]:
@@ -158,8 +160,10 @@ async def test_a_saturated_pool_answers_within_the_budget_and_logs_once_a_minute
         assert took < 0.5 + players.LATE_SECONDS + 1.0 < players.DECISION_CAP_SECONDS
     load = players.load
     assert load.full + load.shortened + load.fell_back == 40
-    # the queue was bounded: at most a few searches waited, the others fell back at once
-    assert load.fell_back >= 30 and load.full + load.shortened >= 2
+    # the queue was bounded: a few searches were sent to the pool, each with its clock
+    # shortened to what the wait left of the budget; the others fell back at once
+    assert 2 <= len(spy.caps) <= 10 and load.fell_back >= 40 - len(spy.caps)
+    assert all(cap <= 0.5 - players.TRIP_SECONDS for cap in spy.caps)
     assert 2 <= load.most_waiting <= 10  # (of the 40 asked at once)
     for _ in range(100):  # a search answered too late frees its worker when it ends
         if load.waiting == 0:
@@ -169,7 +173,7 @@ async def test_a_saturated_pool_answers_within_the_budget_and_logs_once_a_minute
     fell_back, searched = load.fell_back, load.full + load.shortened
     assert not caplog.records  # not per move
     now[0] += players.SUMMARY_SECONDS + 1  # a minute later, the next decision
-    await players.decide("esperto", 7, views[1])
+    await players.decide("esperto", 7, views[1], budget=3.0)  # (searched: the pool is idle)
     summaries = [r.getMessage() for r in caplog.records]
     assert len(summaries) == 1
     counts = re.search(r"(\d+) searched in full, (\d+) cut short by the clock, (\d+) "
@@ -178,6 +182,6 @@ async def test_a_saturated_pool_answers_within_the_budget_and_logs_once_a_minute
     full, short, fallen = map(int, counts.groups())
     assert (full + short, fallen) == (searched + 1, fell_back)
     now[0] += 1
-    await players.decide("esperto", 8, views[2])
+    await players.decide("esperto", 8, views[2], budget=3.0)
     assert len(caplog.records) == 1  # the next minute's summary waits for its minute
     assert (load.full + load.shortened, load.fell_back) == (1, 0)
