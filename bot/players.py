@@ -295,8 +295,8 @@ async def _in_pool(level: str, seed: int, view: View, deadline: float,
         log.error("computer %s: the search pool broke; restarting it", level)
         _reset_pool()
         return await _fall_back(seed, view)
-    load.count("shortened" if stopped and max_seconds < SEARCH_SOFT_SECONDS else "full",
-               clock())
+    counts.count("shortened" if stopped and max_seconds < SEARCH_SOFT_SECONDS else "full",
+                 clock())
     return action
 
 
