@@ -946,7 +946,7 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
                     f"decisions' CPU: the search pool {f.pool_cpu_seconds:.1f} s "
                     f"({f.pool_cpu_seconds / max(f.seconds, 1e-9):.0%} of a core, "
                     f"{f.pool_cpu_seconds / max(1, f.computer_actions) * 1000:.0f} ms a "
-                    f"computer move) + the bot's own")
+                    f"computer move; the bot's own process below)")
             if f.decisions is not None:
                 line += ("; the bot's log: {} searched in full, {} cut short, {} by the "
                          "fallback".format(*f.decisions))

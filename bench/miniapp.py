@@ -73,7 +73,8 @@ class MiniAppSeat:
     #: (game, version) -> when a state of that version with this seat's turn arrived.
     turns: dict[tuple[int, int], float] = field(default_factory=dict)
     #: (game, version) -> when the first state of that version arrived; the versions
-    #: whose state had a computer's seat in turn.
+    #: whose state had a computer's seat in turn (not counting a stream's first state,
+    #: which shows the table as it is when the page opens: stored some time before).
     states: dict[tuple[int, int], float] = field(default_factory=dict)
     computer_turns: set[tuple[int, int]] = field(default_factory=set)
     posts: list[Post] = field(default_factory=list)
@@ -138,6 +139,7 @@ class MiniAppSeat:
     async def _listen(self) -> None:
         url = f"{self.base}api/events?token={self._token}&lang=it"
         loop = asyncio.get_running_loop()
+        first = True  # the stream's first state shows where the table is, not a move
         try:
             async with self.http.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
                 self._response = resp
@@ -150,9 +152,10 @@ class MiniAppSeat:
                         self.states.setdefault(key, at)
                         if state.get("my_turn"):
                             self.turns.setdefault(key, at)
-                        if any(s.get("turn") and s.get("computer")
-                               for s in state.get("seats", ())):
+                        if not first and any(s.get("turn") and s.get("computer")
+                                             for s in state.get("seats", ())):
                             self.computer_turns.add(key)
+                        first = False
                         for post in self.posts:
                             if post.shown is None and post.version < version:
                                 post.shown = at
