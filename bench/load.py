@@ -6,6 +6,11 @@ process (the same machine and harness load as the bot).
 
     python -m bench.load --tables 10 50 200 --seconds 60
     python -m bench.load --tables 50 --think human --miniapp-share 0.6
+    python -m bench.load --solo 30 --computer-level esperto
+
+``--solo N``: N tables of one person each (in the Mini App, pausing like a person) and four
+of the bot's computers; the details line gives how long a computer's move took beyond the
+display pause and the CPU of the decisions (the search pool's processes included).
 
 For each N it prints: updates processed per second; p50/p95/p99 latency from an update
 being offered by getUpdates to the bot's first API call for it (callback queries: their
@@ -46,7 +51,9 @@ import aiohttp
 
 from bench.miniapp import MiniAppSeat
 from bench.sim import BotProcess, SimTable, Think, World, open_reader, simple_policy
+from bot.config import Settings
 from game import Game, TableOptions, parse_action
+from game.players import LEVELS
 from sandbox.fakeapi import FakeTelegram, PendingUpdate
 from storage import Database, is_postgres_url, repo
 from storage.postgres import create_database, drop_database
@@ -55,6 +62,9 @@ KINDS = ("message", "callback_query")
 #: The harness's collector once the tables are set up (``--harness-gc tuned``): the same
 #: as the bot's (``bot.__main__.GC_THRESHOLDS``), after ``gc.freeze()``.
 HARNESS_GC_THRESHOLDS = (20_000, 20, 10)
+#: ``--solo``: tables set up at once (each adds its four computers from the lobby: at 200
+#: tables, 800 such presses at once were not all answered within 30 s on a loaded machine).
+SOLO_OPENING = 20
 
 
 @contextlib.contextmanager
@@ -165,6 +175,18 @@ class Figures:
     #: Pages closed mid-run: seconds from the close to the first message call to that
     #: player's chat (their hand brought up to date), p50/p95, and how many.
     fallback: tuple[int, float, float] | None = None
+    #: Computers' moves seen by the Mini App seats: from the move before stored to the
+    #: computer's move received, minus the display pause (s), and how many.
+    computer_p50: float = float("nan")
+    computer_p95: float = float("nan")
+    computer_moves: int = 0
+    #: Moves stored by the computers in the window, and the CPU seconds of the bot's
+    #: child processes (the search pool) in it.
+    computer_actions: int = 0
+    pool_cpu_seconds: float = 0.0
+    #: The bot's summaries of degraded decisions (bot/players.py) logged during the run:
+    #: searched in full, cut short by the clock, played by the fallback.
+    decisions: tuple[int, int, int] | None = None
 
 
 def computer_seats(tables: int, share: float) -> list[int]:
@@ -207,6 +229,11 @@ def actions_per_smazzata(seed: int, deals: int = 300) -> float:
     return actions / scored
 
 
+async def computer_actions(db: Database) -> int:
+    """Moves stored by the computers."""
+    return int(await db.fetchval("SELECT COUNT(*) FROM actions WHERE actor = 'computer'"))
+
+
 async def until_moves(reader: Database, moves: int, timeout: float) -> None:
     """Wait until ``moves`` moves were stored (at most ``timeout`` seconds)."""
     loop = asyncio.get_running_loop()
@@ -245,7 +272,8 @@ async def run_bot(
             rss_idle, _ = bot.memory_kib()
             world = World(tg, reader)
             rng = random.Random(args.seed)
-            computers = computer_seats(tables, args.computer_share)
+            computers = ([4] * tables if args.solo
+                         else computer_seats(tables, args.computer_share))
             think = Think.parse(args.think)
             sims = [world.add_table(i, 5 - computers[i], rng=rng, think=think)
                     for i in range(tables)]
@@ -260,8 +288,13 @@ async def run_bot(
             figures.miniapp_seats = sum(shares)
             loop = asyncio.get_running_loop()
             t_setup = loop.time()
-            await asyncio.gather(*(t.open_and_start(computers[i], timeout=600)
-                                   for i, t in enumerate(sims)))
+            opening = asyncio.Semaphore(SOLO_OPENING if args.solo else tables)
+
+            async def open_table(i: int, table: SimTable) -> None:
+                async with opening:
+                    await table.open_and_start(computers[i], timeout=600)
+
+            await asyncio.gather(*(open_table(i, t) for i, t in enumerate(sims)))
             await asyncio.gather(*(page.open(sims[i].game_id or 0) for i in pages
                                    for page in pages[i]))
             figures.setup_seconds = loop.time() - t_setup
@@ -294,11 +327,13 @@ async def run_bot(
                 clicks = ClickRate(tg, warm0)
                 side_clicks = asyncio.create_task(side.click(clicks.rate, args.seconds))
             cpu0, harness0 = bot.cpu_seconds(), time.process_time()
+            pool0, cpu_moves0 = bot.children_cpu_seconds(), await computer_actions(reader)
             size0, smz0, act0 = await db_size_and_smazzate(reader)
             calls0 = len(tg.calls)
             await asyncio.sleep(args.seconds)
             t1 = time.monotonic()
             cpu1, harness1 = bot.cpu_seconds(), time.process_time()
+            pool1, cpu_moves1 = bot.children_cpu_seconds(), await computer_actions(reader)
             size1, smz1, act1 = await db_size_and_smazzate(reader)
             calls = [c for c in tg.calls[calls0:] if c.method != "getUpdates"]
             rss_now, peak = bot.memory_kib()
@@ -308,6 +343,13 @@ async def run_bot(
             await asyncio.gather(*players, return_exceptions=True)
             measure_miniapp(figures, sims, [p for i in pages for p in pages[i]],
                             tg.calls[calls0:], t0, t1)
+            late = computer_move_waits([p for i in pages for p in pages[i]], t0, t1,
+                                       args.computer_delay)
+            figures.computer_moves = len(late)
+            figures.computer_p50, figures.computer_p95 = percentile(late, 50), \
+                percentile(late, 95)
+            figures.computer_actions = cpu_moves1 - cpu_moves0
+            figures.pool_cpu_seconds = pool1 - pool0
             side_window = None if side_clicks is None else await side_clicks
             # grace: whatever was offered in the window must still be handled (before the
             # pages close: a thousand pages closing at once make the bot redraw a
@@ -396,6 +438,7 @@ async def run_bot(
                 side_latencies = await side.latencies(*side_window, args.grace)
                 figures.echo_alongside = percentiles(side_latencies)
                 figures.echo_alongside_updates = len(side_latencies)
+            figures.decisions = decision_summaries(bot.log_text())
             problems = bot.problems()
             if problems:
                 print(f"  [bot log: {len(problems)} error lines, e.g. {problems[0][:160]}]",
@@ -505,6 +548,38 @@ def measure_miniapp(figures: Figures, sims: list[SimTable], pages: list[MiniAppS
         fallback.append(min(later, default=end) - page.closed_at)
     if fallback:
         figures.fallback = (len(fallback), percentile(fallback, 50), percentile(fallback, 95))
+
+
+def computer_move_waits(pages: list[MiniAppSeat], t0: float, t1: float,
+                        pause: float) -> list[float]:
+    """The computers' moves the Mini App seats saw in the window: for each state with a
+    computer in turn followed by the next version, seconds from that state being stored
+    (the seat's own move answered, else the state received) to the next version received,
+    minus the display pause ``pause``."""
+    waits = []
+    for page in pages:
+        stored = {(post.game_id, post.version + 1): post.stored for post in page.posts
+                  if post.stored is not None}
+        for game_id, version in page.computer_turns:
+            moved = page.states.get((game_id, version + 1))
+            if moved is None or not t0 <= moved < t1:
+                continue
+            start = stored.get((game_id, version), page.states[(game_id, version)])
+            waits.append(moved - start - pause)
+    return waits
+
+
+#: The bot's summary of its computers' decisions under load (bot/players.py).
+DECISIONS_LOGGED = re.compile(r"(\d+) searched in full, (\d+) cut short by the clock, "
+                              r"(\d+) played by")
+
+
+def decision_summaries(log_text: str) -> tuple[int, int, int] | None:
+    """The bot's summaries of degraded decisions in its log, added up (None: none)."""
+    found = [tuple(map(int, m.groups())) for m in DECISIONS_LOGGED.finditer(log_text)]
+    if not found:
+        return None
+    return (sum(f[0] for f in found), sum(f[1] for f in found), sum(f[2] for f in found))
 
 
 MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
@@ -864,6 +939,18 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
                 line += (f"; {n} pages closed mid-window: their chat hand redrawn "
                          f"p50/p95 {p50:.2f}/{p95:.2f} s after")
             verdict.append(line)
+        if args.solo or f.computer_actions:
+            line = (f"computer move p50/p95 {pair(f.computer_p50, f.computer_p95)} s "
+                    f"({f.computer_moves}) beyond the {args.computer_delay:g} s pause "
+                    f"({args.computer_level}); {f.computer_actions} computer moves stored, "
+                    f"decisions' CPU: the search pool {f.pool_cpu_seconds:.1f} s "
+                    f"({f.pool_cpu_seconds / max(f.seconds, 1e-9):.0%} of a core, "
+                    f"{f.pool_cpu_seconds / max(1, f.computer_actions) * 1000:.0f} ms a "
+                    f"computer move; the bot's own process below)")
+            if f.decisions is not None:
+                line += ("; the bot's log: {} searched in full, {} cut short, {} by the "
+                         "fallback".format(*f.decisions))
+            verdict.append(line)
         verdict.append("no update older than 2 s" if not f.older_than_2s
                        else f"{f.older_than_2s} updates older than 2 s")
         verdict.append("nothing lost" if not f.lost else f"{f.lost} LOST")
@@ -895,11 +982,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="after --warmup, also wait until this many moves were stored "
                              "(a short run then measures play, not the start-up: the "
                              "groups' pacing spaces the first messages)")
-    parser.add_argument("--think", default="1", type=think_arg,
+    parser.add_argument("--solo", type=int, nargs="+", default=None, metavar="N",
+                        help="N tables of one person (in the Mini App, --think human "
+                             "unless given) and four computers (--computer-level, default "
+                             "the bot's; --computer-delay, default the bot's pause); "
+                             "several = one run each (instead of --tables)")
+    parser.add_argument("--think", default=None, type=think_arg,
                         help="SECONDS: mean seconds a human waits before clicking (uniform "
                              "0.5×..1.5×, the stress case); human: a person's pause, "
                              "lognormal with median 2.5 s, 10%% under 1.2 s, 10%% over 6 s "
-                             "(from the seed; the parameters are printed)")
+                             "(from the seed; the parameters are printed); default 1, "
+                             "with --solo human")
     parser.add_argument("--miniapp-share", type=float, default=0.0,
                         help="share of the human seats playing through the Mini App as a "
                              "browser does (session, live stream, moves posted)")
@@ -926,11 +1019,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--computer-share", type=float, default=0.0,
                         help="share of the seats played by computers (0.5: half)")
-    parser.add_argument("--computer-level", default="facile",
-                        choices=("facile", "normale", "forte", "esperto"),
-                        help="level of those computers (COMPUTER_LEVEL of the bot)")
-    parser.add_argument("--computer-delay", type=float, default=0.0,
-                        help="COMPUTER_DELAY_SECONDS of the bot (the pause before a move)")
+    parser.add_argument("--computer-level", default=None, choices=LEVELS,
+                        help="level of those computers (COMPUTER_LEVEL of the bot; default "
+                             "facile, with --solo the bot's default)")
+    parser.add_argument("--computer-delay", type=float, default=None,
+                        help="COMPUTER_DELAY_SECONDS of the bot (the pause before a move; "
+                             "default 0, with --solo the bot's default)")
     parser.add_argument("--slowest", type=int, default=0,
                         help="also print the N oldest updates of the window (diagnosis)")
     parser.add_argument("--no-flood", action="store_true",
@@ -942,7 +1036,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "through this URL, so CREATEDB is needed; dropped afterwards)")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where databases and logs go (default: a temporary directory)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    bot_default = Settings.model_fields
+    if args.solo:
+        args.tables, args.miniapp_share = args.solo, 1.0
+    if args.think is None:
+        args.think = "human" if args.solo else "1"
+    if args.computer_level is None:
+        args.computer_level = bot_default["computer_level"].default if args.solo else "facile"
+    if args.computer_delay is None:
+        args.computer_delay = (bot_default["computer_delay_seconds"].default if args.solo
+                               else 0.0)
+    return args
 
 
 async def main_async(args: argparse.Namespace) -> None:

@@ -11,7 +11,9 @@ gives it back its hand there (:class:`bench.sim.SimTable` plays it again).
 
 Figures kept: when each state with its turn reached it (``turns``: version -> seconds
 since the loop's epoch), each move posted and when its own new state came back
-(``posts``), Mini App refusals (``refused``).
+(``posts``), Mini App refusals (``refused``); when each state reached it (``states``) and
+which of them had a computer in turn (``computer_turns``: ``bench.load --solo`` measures
+the computers' moves from them).
 """
 
 from __future__ import annotations
@@ -70,6 +72,11 @@ class MiniAppSeat:
     rng: random.Random
     #: (game, version) -> when a state of that version with this seat's turn arrived.
     turns: dict[tuple[int, int], float] = field(default_factory=dict)
+    #: (game, version) -> when the first state of that version arrived; the versions
+    #: whose state had a computer's seat in turn (not counting a stream's first state,
+    #: which shows the table as it is when the page opens: stored some time before).
+    states: dict[tuple[int, int], float] = field(default_factory=dict)
+    computer_turns: set[tuple[int, int]] = field(default_factory=set)
     posts: list[Post] = field(default_factory=list)
     refused: int = 0
     #: When the page was closed mid-run (None: open to the end).
@@ -132,6 +139,7 @@ class MiniAppSeat:
     async def _listen(self) -> None:
         url = f"{self.base}api/events?token={self._token}&lang=it"
         loop = asyncio.get_running_loop()
+        first = True  # the stream's first state shows where the table is, not a move
         try:
             async with self.http.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
                 self._response = resp
@@ -140,8 +148,14 @@ class MiniAppSeat:
                         state = json.loads(data)
                         at = loop.time()
                         version = int(state["version"])
+                        key = (state["table"], version)
+                        self.states.setdefault(key, at)
                         if state.get("my_turn"):
-                            self.turns.setdefault((state["table"], version), at)
+                            self.turns.setdefault(key, at)
+                        if not first and any(s.get("turn") and s.get("computer")
+                                             for s in state.get("seats", ())):
+                            self.computer_turns.add(key)
+                        first = False
                         for post in self.posts:
                             if post.shown is None and post.version < version:
                                 post.shown = at

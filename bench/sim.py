@@ -212,6 +212,26 @@ class BotProcess:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
+    def children_cpu_seconds(self) -> float:
+        """User + system CPU time of the processes the bot started, alive (read from
+        /proc: the search pool's forkserver and workers) or ended and waited for by
+        them."""
+        children: dict[int, list[int]] = {}
+        stats: dict[int, list[str]] = {}
+        for path in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = path.read_text().rsplit(")", 1)[1].split()
+                pid = int(path.parent.name)
+                stats[pid] = fields
+                children.setdefault(int(fields[1]), []).append(pid)
+        ticks, todo = 0, list(children.get(self.pid, ()))
+        while todo:
+            pid = todo.pop()
+            fields = stats[pid]  # utime, stime, and of its children waited for
+            ticks += sum(int(fields[i]) for i in (11, 12, 13, 14))
+            todo += children.get(pid, ())
+        return ticks / _CLK_TCK
+
     def memory_kib(self) -> tuple[int, int]:
         """(resident set size, peak resident set size) in KiB."""
         values = {}

@@ -144,3 +144,39 @@ def test_the_harness_collector_is_tuned_for_the_window_and_restored() -> None:
         assert gc.get_threshold() == HARNESS_GC_THRESHOLDS
         assert gc.get_freeze_count() >= len(kept)
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_solo_tables_are_one_person_in_the_mini_app_and_the_bots_computers() -> None:
+    from bot.config import Settings
+
+    args = parse_args(["--solo", "20", "40"])
+    assert args.tables == [20, 40] and args.miniapp_share == 1.0 and args.think == "human"
+    defaults = Settings.model_fields
+    assert args.computer_level == defaults["computer_level"].default
+    assert args.computer_delay == defaults["computer_delay_seconds"].default
+    # without --solo, as before; given options win
+    plain = parse_args(["--tables", "5"])
+    assert (plain.think, plain.computer_level, plain.computer_delay) == ("1", "facile", 0.0)
+    given = parse_args(["--solo", "2", "--think", "0.5", "--computer-level", "esperto"])
+    assert (given.think, given.computer_level) == ("0.5", "esperto")
+
+
+async def test_a_short_solo_run_measures_the_computers_moves(tmp_path: Path) -> None:
+    """``--solo``: each table one Mini App seat and four computers of a search level; the
+    computers' moves beyond the display pause and the search pool's CPU; untimed."""
+    args = parse_args([
+        "--solo", "2", "--seconds", "8", "--warmup", "2", "--warmup-moves", "8",
+        "--echo-seconds", "1", "--echo-http", "httpx", "--no-echo-alongside",
+        "--grace", "10", "--think", "0.3", "--computer-level", "forte",
+        "--computer-delay", "0.3", "--miniapp-close", "0", "--log-level", "WARNING",
+    ])
+    figures = await run_bot(args, 2, tmp_path)
+    assert figures.lost == 0 and figures.miniapp_seats == 2 and figures.miniapp_moves > 0
+    # four computers a person: most moves are theirs, seen on the person's stream
+    assert figures.computer_actions > figures.miniapp_moves
+    assert 0 < figures.computer_moves <= figures.computer_actions + 2
+    # measured beyond the pause: never much before it ends (the decision runs during it)
+    assert -0.05 < figures.computer_p50 <= figures.computer_p95 < 30
+    assert figures.pool_cpu_seconds > 0  # forte searches in the bot's process pool
+    text = report([figures], args)
+    assert "computer move p50/p95 " in text and "beyond the 0.3 s pause (forte)" in text

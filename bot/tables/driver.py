@@ -16,7 +16,7 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from telegram import Bot
@@ -38,7 +38,7 @@ from bot.tables.pacing import PaceKeeper
 from bot.tables.render import Drawn, Landing, Renderer
 from bot.tables.seats import Seats
 from bot.tables.state import UiState, prefs_of, ui_of, ui_patch
-from game import Game
+from game import Action, Game
 from game.events import BriscolaScored, CardPlayed, Event, SmazzataScored
 from storage import Actor, GameRow, StorageUnavailable, repo, urgent
 from storage import ratings as rating_store
@@ -53,6 +53,19 @@ FINISHED_REDRAW_SECONDS = 7 * 24 * 3600
 TABLE_RESEND_SECONDS = 10.0
 #: How long the start-up waits for the redraws of the games a restart found.
 RESUME_WAIT_SECONDS = 2.0
+
+
+def decision_seed(game_id: int, version: int) -> int:
+    """The seed of a computer's decision at a game's version (reproducible)."""
+    return game_id * 100003 + version
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A computer's decision begun before its move: for the seat's ``level`` then."""
+
+    level: str
+    action: asyncio.Future[Action]
 
 
 class Tables:
@@ -222,9 +235,19 @@ class Tables:
         if seat is None or (seat.is_human and not seat.away):
             self.clock.arm(row, game)
             return False
-        if self.settings.computer_delay_seconds:
-            await asyncio.sleep(self.settings.computer_delay_seconds)
-        applied = await self.computer_move(game_id, row.version, seat.seat, "computer")
+        # the decision is made during the display pause (issue 47: the move is stored when
+        # the pause ends, unless deciding takes longer), with the pause as its budget
+        delay = self.settings.computer_delay_seconds
+        level = seat.computer_level or self.settings.computer_level
+        decision = Decision(level, asyncio.ensure_future(players.decide(
+            level, decision_seed(game_id, row.version), game.view(seat.seat), delay or None)))
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            applied = await self.computer_move(game_id, row.version, seat.seat, "computer",
+                                               decision=decision)
+        finally:
+            decision.action.cancel()  # (done by then, unless the move was not made)
         if applied is None:
             return False
         await self.sync(game_id, applied.events)
@@ -232,8 +255,10 @@ class Tables:
 
     async def computer_move(
         self, game_id: int, version: int, seat_no: int, actor: Actor,
-        afk: AfkChange | None = None,
+        afk: AfkChange | None = None, decision: Decision | None = None,
     ) -> Applied | None:
+        """The move of a computer (or of a player's stand-in) at ``version``: the
+        ``decision`` begun for it if it is still that seat's level's, else one now."""
         async with self.service.lock(game_id):
             row = await self.service.latest(game_id)
             if row is None or row.status != "playing" or row.version != version:
@@ -243,8 +268,13 @@ class Tables:
                 return None
             seat = row.seat(seat_no)
             level = (seat.computer_level if seat else None) or self.settings.computer_level
-            # off the event loop (a search decision runs in the process pool)
-            action = await players.decide(level, game_id * 100003 + version, game.view(seat_no))
+            # off the event loop (a search decision runs in the process pool); the same
+            # version and seat: the same view, so the decision begun before is this one
+            if decision is not None and decision.level == level:
+                action = await decision.action
+            else:
+                action = await players.decide(level, decision_seed(game_id, version),
+                                              game.view(seat_no))
             try:
                 applied = await self.service.apply(
                     game_id, version, seat_no, action.code, actor, None, afk=afk

@@ -116,3 +116,49 @@ async def test_blocking_the_bot_ends_the_table_alone(tg: Any, running_bot: Any) 
         await asyncio.sleep(0.05)
     assert (await table.row()).status == "cancelled"
     assert not tg.unanswered_callbacks()
+
+
+async def test_the_computers_decide_during_the_display_pause(
+    tg: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Issue 47: a computer's decision begins with the pause before its move, with the
+    pause as its budget (a busy search pool gives way to the cheap level within it), so
+    the move is stored when the pause ends, not a decision later."""
+    from bot import players
+
+    pause = 0.3
+    loop = asyncio.get_running_loop()
+    begun: dict[int, tuple[float, float | None]] = {}  # version -> (when, budget)
+    real_decide = players.decide
+
+    async def decide(level: str, seed: int, view: Any, budget: float | None = None) -> Any:
+        begun.setdefault(view.version, (loop.time(), budget))
+        return await real_decide(level, seed, view, budget)
+
+    monkeypatch.setattr(players, "decide", decide)
+    bot = await make_bot(tg, tmp_path / "bot.db", computer_delay_seconds=pause).start()
+    stored: dict[int, float] = {}  # version before a computer's move -> when stored
+    service = bot.rt.tables.service
+    real_apply = service.apply
+
+    async def apply(game_id: int, version: int, seat: Any, code: str, actor: Any,
+                    *args: Any, **kwargs: Any) -> Any:
+        applied = await real_apply(game_id, version, seat, code, actor, *args, **kwargs)
+        if actor == "computer":
+            stored.setdefault(version, loop.time())
+        return applied
+
+    monkeypatch.setattr(service, "apply", apply)
+    try:
+        cleo = tg.add_user("Cleo", language_code="it")
+        await cleo.start_bot()
+        await tg.wait_for_message(cleo, "Ciao")
+        table = await open_solo_table(tg, bot, cleo, level="forte")
+        await table.play(cheap_policy, until=lambda g: len(stored) >= 8)
+    finally:
+        await bot.stop()
+    assert len(stored) >= 8
+    for version, at in stored.items():
+        started, budget = begun[version]
+        assert budget == pause
+        assert at - started >= pause - 0.02  # begun before the pause, not after it
