@@ -77,7 +77,7 @@ N_ACTIONS: Final = len(ACTIONS)
 FEATURES_VERSION: Final = 1
 WEIGHTS_FILE: Final = "net_weights.npz"
 #: sha256 of ``net_weights.npz`` as committed (tests/test_players_net.py checks it).
-WEIGHTS_SHA256: Final = ""
+WEIGHTS_SHA256: Final = "f85e2511774f85ace043da046a49170e909f241f28f0613f3d99b10c7602406e"
 
 _SEATS: Final = 6
 _PHASES: Final = ("auction", "declaration", "play")
