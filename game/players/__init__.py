@@ -18,7 +18,8 @@ Levels for the bot's settings::
              (:mod:`game.players.champion`)
 
 ``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``,
-``network``, ``search``, ``expert`` and ``champion``. Every player is deterministic given its seed and the view.
+``network``, ``search``, ``expert`` and ``champion``. Every player is deterministic given
+its seed and the view.
 """
 
 from __future__ import annotations
