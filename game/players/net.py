@@ -77,7 +77,7 @@ N_ACTIONS: Final = len(ACTIONS)
 FEATURES_VERSION: Final = 1
 WEIGHTS_FILE: Final = "net_weights.npz"
 #: sha256 of ``net_weights.npz`` as committed (tests/test_players_net.py checks it).
-WEIGHTS_SHA256: Final = "f85e2511774f85ace043da046a49170e909f241f28f0613f3d99b10c7602406e"
+WEIGHTS_SHA256: Final = "6bcb3a33c23d60050216c88927770d415ccd4c8122ea3f3a86ef994001a70cab"
 
 _SEATS: Final = 6
 _PHASES: Final = ("auction", "declaration", "play")
