@@ -100,6 +100,25 @@ def loss_and_grads(
     return policy_loss, value_loss, accuracy, grads
 
 
+def batch_loss(
+    params: dict[str, F32],
+    data: Arrays,
+    rows: npt.NDArray[np.int64],
+    weight: F32,
+    value_weight: float,
+) -> tuple[float, float, float, dict[str, F32]]:
+    """:func:`loss_and_grads` on the samples ``rows`` of ``data``."""
+    return loss_and_grads(
+        params,
+        data.x[rows].astype(np.float32),
+        data.mask(rows),
+        data.action[rows].astype(np.int64),
+        data.value[rows],
+        weight,
+        value_weight,
+    )
+
+
 class Adam:
     def __init__(self, params: dict[str, F32], lr: float, decay: float = 0.0) -> None:
         self.lr = lr
@@ -126,14 +145,8 @@ def evaluate(
     totals = np.zeros(3)
     for start in range(0, len(rows), 4096):
         batch = rows[start : start + 4096]
-        policy, value, acc, _ = loss_and_grads(
-            params,
-            data.x[batch].astype(np.float32),
-            data.mask(batch),
-            data.action[batch].astype(np.int64),
-            data.value[batch],
-            np.ones(len(batch), np.float32),
-            value_weight,
+        policy, value, acc, _ = batch_loss(
+            params, data, batch, np.ones(len(batch), np.float32), value_weight
         )
         totals += np.array([policy, value, acc]) * len(batch)
     return tuple(float(t) for t in totals / max(1, len(rows)))  # type: ignore[return-value]
@@ -203,14 +216,8 @@ def train(
         count = 0
         for start in range(0, len(perm), batch):
             chunk = perm[start : start + batch]
-            policy, value, acc, grads = loss_and_grads(
-                params,
-                data.x[chunk].astype(np.float32),
-                data.mask(chunk),
-                data.action[chunk].astype(np.int64),
-                data.value[chunk],
-                data.weight[chunk],
-                value_weight,
+            policy, value, acc, grads = batch_loss(
+                params, data, chunk, data.weight[chunk], value_weight
             )
             adam.step(params, grads)
             sums += np.array([policy, value, acc])

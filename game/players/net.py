@@ -83,6 +83,8 @@ _SEATS: Final = 6
 _PHASES: Final = ("auction", "declaration", "play")
 _ROLES: Final = ("chiamante", "socio", "compare", "unknown")
 _CONTRACTS: Final = ("rank", "two", "obbligato", "carichi", "punti")
+#: The on/off table options, an input each (listed here, not read from TableOptions:
+#: an option added later must not shift the inputs the shipped weights were trained on).
 _OPTION_FLAGS: Final = (
     "monte",
     "chiamata_obbligata",
