@@ -189,7 +189,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--variant", choices=sorted(VARIANTS), default=None)
     parser.add_argument("--level", default="forte")
     parser.add_argument("--games", type=int, default=10, help="games a chunk (with --variant)")
-    parser.add_argument("--minutes", type=float, default=1e9, help="stop starting chunks after this many minutes (wall clock)")
+    parser.add_argument(
+        "--minutes", type=float, default=1e9, help="start no chunk after this (wall clock)"
+    )
     parser.add_argument("--chunks", type=int, default=10**9, help="stop after this many chunks")
     args = parser.parse_args(argv)
     if args.variant:
