@@ -59,9 +59,9 @@ __all__ = ["FALLBACK_LEVEL", "LEVELS", "SEARCH_LEVELS", "Load", "choose", "decid
 #: Levels whose decisions run in the process pool.
 SEARCH_LEVELS = frozenset({"forte", "esperto", "campione"})
 #: The level that decides when the pool cannot in time (and when it is unavailable): the
-#: cheapest level there is, deciding in the bot's process (a thread) in milliseconds.
-#: (Issue 47: the network level ``rapido`` once it exists.)
-FALLBACK_LEVEL: Final = "normale"
+#: network level, deciding in the bot's process (a thread) in about a millisecond, and
+#: stronger than normale in every variant (game/players/NET-MANIFEST.md).
+FALLBACK_LEVEL: Final = "rapido"
 #: Worker processes of the pool (one per core, at most two: a bot shares its machine).
 SEARCH_WORKERS = max(1, min(2, os.cpu_count() or 1))
 #: The workers' niceness, added to the bot's: on a busy machine the event loop (every
@@ -192,6 +192,14 @@ def _warm_up() -> None:
     with contextlib.suppress(OSError):
         os.nice(SEARCH_NICE)
     import game.players.expert  # noqa: F401
+
+
+def warm_up() -> None:
+    """Read the fallback's network now (~0.6 s of CPU: numpy and the weights), so that
+    the first decision a busy pool hands over does not pay for it. Run in a thread."""
+    from game.players.net import default_network  # (numpy: not at the bot's import)
+
+    default_network()
 
 
 def _get_pool() -> ProcessPoolExecutor:

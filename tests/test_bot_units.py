@@ -410,10 +410,12 @@ def test_settings_and_levels_show_their_words_in_the_players_language() -> None:
     assert not any("orario" in t for t in english)
     assert any(t.endswith(": orario") for t in labels(settings_keyboard("it", prefs)))
     lobby_en = labels(solo_lobby_keyboard("en", 7))
-    assert {"🤖 Computers: easy", "🤖 Computers: normal", "🤖 Computers: strong",
-            "🤖 Computers: expert", "🤖 Computers: champion"} <= set(lobby_en), lobby_en
+    assert {"🤖 Computers: easy", "🤖 Computers: normal", "🤖 Computers: fast",
+            "🤖 Computers: strong", "🤖 Computers: expert",
+            "🤖 Computers: champion"} <= set(lobby_en), lobby_en
     assert "🤖 Computer campione" in labels(solo_lobby_keyboard("it", 7))
     assert "🤖 Computer esperto" in labels(solo_lobby_keyboard("it", 7))
+    assert "🤖 Computer rapido" in labels(solo_lobby_keyboard("it", 7))
     assert tr_word("en", "level.unknown", "unknown") == "unknown"
 
 

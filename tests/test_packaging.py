@@ -97,6 +97,8 @@ def test_wheel_carries_every_package_and_the_catalogs(wheel: Path) -> None:
         assert f"bot/webapp/static/{name}" in names, name
     assert sum(n.startswith("bot/webapp/static/cards/") and n.endswith(".webp")
                for n in names) == 4 * 40 + 1
+    # the network player's weights (game/players/net.py reads them from the package)
+    assert "game/players/net_weights.npz" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = archive.read(entry_points).decode()
     assert "briscola-bot = bot.__main__:main" in text

@@ -17,6 +17,7 @@ from game.players import LEVELS, Player, create_player
 from game.players.champion import ChampionPlayer
 from game.players.expert import ExpertPlayer
 from game.players.heuristic import HeuristicPlayer
+from game.players.net import NetPlayer
 from game.players.random_player import RandomPlayer
 from game.players.search import SearchPlayer
 from game.simulate import pick
@@ -48,11 +49,13 @@ def play_smazzata(options: TableOptions, seed: int, players: list[Player]) -> Ga
 
 
 def test_levels_and_factory() -> None:
-    assert LEVELS == ("facile", "normale", "forte", "esperto", "campione")
+    assert LEVELS == ("facile", "normale", "rapido", "forte", "esperto", "campione")
     assert isinstance(create_player("random", 1), RandomPlayer)
     assert isinstance(create_player("facile", 1), HeuristicPlayer)
     assert isinstance(create_player("normale", 1), HeuristicPlayer)
     assert isinstance(create_player("heuristic", 1), HeuristicPlayer)
+    assert isinstance(create_player("rapido", 1), NetPlayer)
+    assert isinstance(create_player("network", 1), NetPlayer)
     assert isinstance(create_player("forte", 1), SearchPlayer)
     assert isinstance(create_player("search", 1), SearchPlayer)
     assert isinstance(create_player("esperto", 1), ExpertPlayer)
@@ -67,7 +70,7 @@ def test_levels_and_factory() -> None:
 def test_players_receive_only_the_view() -> None:
     """choose() takes only a View, and a View is an immutable snapshot: it holds no
     reference to the Game (so no path to the other hands) and nothing mutable."""
-    for kind in ("random", "facile", "normale", "forte", "esperto"):
+    for kind in ("random", "facile", "normale", "rapido", "forte", "esperto"):
         player = create_player(kind, 0)
         params = list(inspect.signature(player.choose).parameters)
         assert params == ["view"], (kind, params)

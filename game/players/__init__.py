@@ -9,6 +9,8 @@ Levels for the bot's settings::
 
     facile   heuristic play with some noise (a casual player)
     normale  the rule-based player (:mod:`game.players.heuristic`)
+    rapido   a small neural network trained on the search's play, alone: no search,
+             about a millisecond a decision (:mod:`game.players.net`)
     forte    determinised search (:mod:`game.players.search`)
     esperto  determinised search over deals weighted by inference
              (:mod:`game.players.expert`)
@@ -16,7 +18,8 @@ Levels for the bot's settings::
              (:mod:`game.players.champion`)
 
 ``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``,
-``search``, ``expert`` and ``champion``. Every player is deterministic given its seed and the view.
+``network``, ``search``, ``expert`` and ``champion``. Every player is deterministic given
+its seed and the view.
 """
 
 from __future__ import annotations
@@ -36,15 +39,19 @@ class Player(Protocol):
 
 
 #: The levels the bot offers, weakest first.
-Level = Literal["facile", "normale", "forte", "esperto", "campione"]
+Level = Literal["facile", "normale", "rapido", "forte", "esperto", "campione"]
 LEVELS: Final[tuple[str, ...]] = get_args(Level)
-ALL_KINDS: Final[tuple[str, ...]] = ("random", "heuristic", "search", "expert", "champion")
+ALL_KINDS: Final[tuple[str, ...]] = (
+    "random", "heuristic", "network", "search", "expert", "champion"
+)
 _ALIASES: Final[dict[str, str]] = {
     "random": "random",
     "facile": "facile",
     "easy": "facile",
     "normale": "normale",
     "heuristic": "normale",
+    "rapido": "rapido",
+    "network": "rapido",
     "forte": "forte",
     "search": "forte",
     "esperto": "esperto",
@@ -57,9 +64,9 @@ FACILE_NOISE: Final = 0.25
 
 
 def create_player(level: str, seed: int, max_seconds: float | None = None) -> Player:
-    """A player of the given level (``facile``/``normale``/``forte``/``esperto``/
-    ``campione``, or
-    ``random``, ``heuristic``, ``search``, ``expert``); raises ``ValueError`` for an
+    """A player of the given level (``facile``/``normale``/``rapido``/``forte``/
+    ``esperto``/``campione``, or
+    ``random``, ``heuristic``, ``network``, ``search``, ``expert``); raises ``ValueError`` for an
     unknown level. ``max_seconds`` adds a wall-clock cap to the search levels' counted
     budget (the decision is then reproducible only when the cap does not trigger)."""
     kind = _ALIASES.get(level.lower())
@@ -75,6 +82,10 @@ def create_player(level: str, seed: int, max_seconds: float | None = None) -> Pl
         if kind == "facile":
             return HeuristicPlayer(seed, noise=FACILE_NOISE, name="facile")
         return HeuristicPlayer(seed, name="normale")
+    if kind == "rapido":
+        from game.players.net import NetPlayer
+
+        return NetPlayer(seed)
     if kind == "campione":
         from game.players.champion import ChampionPlayer
 

@@ -1,0 +1,205 @@
+"""Generate training data: whole smazzate played by a teacher level in every seat.
+
+    python -m train.generate --out data/net --plan default --minutes 40
+    python -m train.generate --out data/net --variant "chiamata 5" --level esperto --chunks 4
+
+A game is stored as its replay, not as features: the options, the deal's seed and every
+action in order, with each seat's score. :mod:`train.dataset` replays it through the
+core and asks ``game.view(seat)`` for each decision, so the features can change without
+generating again, and the teacher's decision is the action it took.
+
+*Seeded chunks.* A chunk is ``games`` smazzate of one (variant, level, index); its seed
+is a function of the three (:func:`chunk_seed`), game ``i``'s deal seed is
+``seed * 1000 + i``. Each chunk is one gzip JSON-lines file, written atomically, and one
+line of ``manifest.jsonl`` (seed, level, variant, count, sha256 digest). A run skips the
+chunks already in the manifest, so generation resumes where it stopped, in any session;
+the same command always produces the same chunks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import random
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from game.engine import Game
+from game.events import BriscolaScored, SmazzataScored
+from game.options import TableOptions
+from game.players import create_player
+from game.simulate import VARIANTS
+
+MANIFEST = "manifest.jsonl"
+
+
+def variant_options(variant: str) -> TableOptions:
+    """The options of a variant of :data:`game.simulate.VARIANTS`, one smazzata."""
+    return TableOptions.model_validate({**VARIANTS[variant], "match_end": "hands:1"})
+
+
+def chunk_seed(variant: str, level: str, index: int) -> int:
+    """The seed of a chunk: stable across runs and Python versions."""
+    key = zlib.crc32(f"{variant}|{level}".encode())
+    return (key % 100_000) * 100_000 + index
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    variant: str
+    deal_seed: int
+    #: (seat, action code) in the order played
+    actions: list[tuple[int, str]]
+    #: each seat's score change (chiamata) or side card points minus an even share
+    deltas: list[float]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "variant": self.variant,
+            "deal_seed": self.deal_seed,
+            "actions": [[s, c] for s, c in self.actions],
+            "deltas": self.deltas,
+        }
+
+
+def outcome(game: Game) -> list[float]:
+    """Each seat's result of the smazzata, as :mod:`game.arena` counts it."""
+    for event in game.history:
+        if isinstance(event, BriscolaScored):
+            share = 120 / len(event.sides)
+            deltas = [0.0] * game.n
+            for side, points in zip(event.sides, event.points, strict=True):
+                for seat in side:
+                    deltas[seat] = points - share
+            return deltas
+    scored = next(e for e in game.history if isinstance(e, SmazzataScored))
+    return [float(d) for d in scored.deltas]
+
+
+def play_game(variant: str, deal_seed: int, levels: list[str], player_seed: int) -> GameRecord:
+    """One smazzata with ``levels[seat]`` in each seat (cycled)."""
+    game = Game.new(variant_options(variant), random.Random(deal_seed))
+    players = [create_player(levels[s % len(levels)], player_seed * 10 + s) for s in range(game.n)]
+    actions: list[tuple[int, str]] = []
+    while not game.is_over() and game.scored_count == 0:
+        seat = game.current_seat()
+        assert seat is not None
+        action = players[seat].choose(game.view(seat))
+        game.apply(seat, action)
+        actions.append((seat, action.code))
+    return GameRecord(variant, deal_seed, actions, outcome(game))
+
+
+def chunk_name(variant: str, level: str, index: int) -> str:
+    return f"{variant.replace(' ', '_')}-{level}-{index:05d}.jsonl.gz"
+
+
+def read_manifest(out: Path) -> list[dict[str, object]]:
+    path = out / MANIFEST
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def generate_chunk(
+    out: Path, variant: str, level: str, index: int, games: int
+) -> dict[str, object]:
+    """Play and store one chunk; returns its manifest entry (also appended)."""
+    seed = chunk_seed(variant, level, index)
+    start = time.process_time()
+    lines = []
+    for i in range(games):
+        record = play_game(variant, seed * 1000 + i, [level], seed * 1000 + i)
+        lines.append(json.dumps(record.to_json(), separators=(",", ":")))
+    payload = ("\n".join(lines) + "\n").encode()
+    name = chunk_name(variant, level, index)
+    tmp = out / (name + ".tmp")
+    with gzip.GzipFile(tmp, "wb", mtime=0) as handle:
+        handle.write(payload)
+    os.replace(tmp, out / name)
+    entry: dict[str, object] = {
+        "file": name,
+        "variant": variant,
+        "level": level,
+        "index": index,
+        "seed": seed,
+        "count": games,
+        "decisions": sum(len(json.loads(line)["actions"]) for line in lines),
+        "sha256": hashlib.sha256(payload).hexdigest(),
+        "cpu_seconds": round(time.process_time() - start, 2),
+    }
+    with open(out / MANIFEST, "a") as handle:
+        handle.write(json.dumps(entry) + "\n")
+    return entry
+
+
+def read_chunk(out: Path, entry: dict[str, object], check: bool = True) -> Iterator[GameRecord]:
+    """The games of a chunk (its digest checked against the manifest's)."""
+    payload = gzip.decompress((out / str(entry["file"])).read_bytes())
+    if check and hashlib.sha256(payload).hexdigest() != entry["sha256"]:
+        raise ValueError(f"digest mismatch: {entry['file']}")
+    for line in payload.decode().splitlines():
+        data = json.loads(line)
+        yield GameRecord(
+            data["variant"],
+            data["deal_seed"],
+            [(int(s), str(c)) for s, c in data["actions"]],
+            [float(d) for d in data["deltas"]],
+        )
+
+
+#: The default plan: (variant, level, games a chunk), visited round-robin so that every
+#: variant has data whenever the run stops.
+PLANS: dict[str, list[tuple[str, str, int]]] = {
+    "default": [(variant, "forte", 10) for variant in VARIANTS]
+    + [("chiamata 5", "esperto", 4)],
+    #: cheap bulk (about 10 ms a game): the rule-based player, to pre-train on
+    "heuristic": [(variant, "normale", 100) for variant in VARIANTS],
+}
+
+
+def run_plan(out: Path, plan: list[tuple[str, str, int]], minutes: float, chunks: int) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    done = {(str(e["variant"]), str(e["level"]), int(str(e["index"]))) for e in read_manifest(out)}
+    deadline = time.monotonic() + minutes * 60
+    made = 0
+    index = 0
+    while made < chunks and time.monotonic() < deadline:
+        for variant, level, games in plan:
+            if made >= chunks or time.monotonic() >= deadline:
+                break
+            if (variant, level, index) in done:
+                continue
+            entry = generate_chunk(out, variant, level, index, games)
+            made += 1
+            print(json.dumps(entry), flush=True)
+        index += 1
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("data/net"))
+    parser.add_argument("--plan", choices=sorted(PLANS), default=None)
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default=None)
+    parser.add_argument("--level", default="forte")
+    parser.add_argument("--games", type=int, default=10, help="games a chunk (with --variant)")
+    parser.add_argument(
+        "--minutes", type=float, default=1e9, help="start no chunk after this (wall clock)"
+    )
+    parser.add_argument("--chunks", type=int, default=10**9, help="stop after this many chunks")
+    args = parser.parse_args(argv)
+    if args.variant:
+        plan = [(args.variant, args.level, args.games)]
+    else:
+        plan = PLANS[args.plan or "default"]
+    run_plan(args.out, plan, args.minutes, args.chunks)
+
+
+if __name__ == "__main__":
+    main()
