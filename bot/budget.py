@@ -96,6 +96,12 @@ class ChatPace:
     sent: deque[float] = field(default_factory=deque)
     #: :meth:`assume_used` applied already.
     assumed: bool = False
+    #: The calls :meth:`assume_used` put in the window, and the next slot as this
+    #: process's own calls left it: :meth:`restore` replaces the assumption with what
+    #: is known (they were merged: a group used before the pacing was read then had its
+    #: window full for half a minute, issue 46).
+    _assumed: frozenset[float] | None = None
+    _own_next: float = 0.0
 
     def ready_at(self, now: float) -> float:
         """When the next call may go (``now`` or later)."""
@@ -111,6 +117,7 @@ class ChatPace:
         """Take the next slot; return when it is (sleep until then)."""
         at = self.ready_at(now)
         self.next_at = max(self.next_at, at) + self.interval
+        self._own_next = max(self._own_next, at) + self.interval
         if self.per_window:
             self.sent.append(at)
         return at
@@ -126,15 +133,23 @@ class ChatPace:
         if self.assumed:
             return
         self.assumed = True
+        self._assumed = frozenset()
         if self.per_window and self.interval > 0:
             n = min(self.per_window, int(self.window / self.interval))
             past = [now - i * self.interval for i in range(n, 0, -1)]
+            self._assumed = frozenset(past) - set(self.sent)
             self.sent = deque(sorted({*self.sent, *past}))
+        self._own_next = self.next_at
         self.next_at = max(self.next_at, now + (self.burst - 1) * self.interval)
 
     def restore(self, next_at: float, sent: list[float]) -> None:
         """The state a process before this one left (kept across restarts; monotonic
-        times of this process)."""
+        times of this process), merged with this process's own calls; what
+        :meth:`assume_used` assumed before it was known is dropped."""
+        if self._assumed is not None:
+            self.sent = deque(t for t in self.sent if t not in self._assumed)
+            self.next_at = self._own_next
+            self._assumed = None
         self.next_at = max(self.next_at, next_at)
         if self.per_window:
             self.sent = deque(sorted([*self.sent, *sent])[-self.per_window:])

@@ -360,6 +360,35 @@ def test_after_a_restart_a_chat_is_paced_as_if_its_budget_had_been_used() -> Non
     assert worst <= 18  # Telegram's rolling minute never sees more than the budget
 
 
+def test_a_group_paced_before_the_pacing_was_read_follows_the_pacing_read() -> None:
+    """Issue 46: a group whose first call after a restart came before the pacing kept
+    across the restart was read was paced as if its budget had just been used, and the
+    real calls were then merged into that assumption: its rolling window held 18 calls
+    of which half were imagined, and its next edit waited half a minute."""
+    from bot.outbox.pace import Pacer
+
+    pacer = Pacer(group_per_minute=18, chat_rate=0.8, chat_burst=1, private_burst=2,
+                  window_seconds=60, messages_per_second=27)
+    now = time.monotonic()
+    pace = pacer.pace(-5)  # (a press handled at once: its group's edit asked for)
+    assert pace.ready_at(now) == pytest.approx(now, abs=0.01)
+    interval = 60 / 18
+    real = [now - 2 - interval * i for i in range(17)]  # the process before, evenly
+    pacer.restore_pacing({-5: (now - 2 + interval, real)}, (now - 1.5, now - 1.0))
+    assert pace.ready_at(now) == pytest.approx(now - 2 + interval, abs=0.01)
+    first = pace.reserve(now)
+    assert [pace.reserve(now) - first for _ in range(3)] == pytest.approx(
+        [interval, 2 * interval, 3 * interval])  # then evenly, as before the restart
+    # a call this process made before the pacing was read still counts
+    pacer = Pacer(group_per_minute=18, chat_rate=0.8, chat_burst=1, private_burst=2,
+                  window_seconds=60, messages_per_second=27)
+    pace = pacer.pace(-6)
+    made = pace.reserve(now)
+    pacer.restore_pacing({-6: (now - 10, [now - 13.5])}, None)
+    assert pace.ready_at(now) == pytest.approx(made + interval, abs=0.01)
+    assert list(pace.sent) == [now - 13.5, made]
+
+
 async def test_a_table_that_waited_takes_one_grant_in_three_ahead_of_the_turns() -> None:
     from bot.budget import GlobalBudget, Priority
 
