@@ -15,8 +15,11 @@
 
 **Saturation** (many busy tables: the turns alone would fill the budget). The group tables
 get what the turns leave, but never less than a bounded share: a table call that waited
-``table_wait`` (one group pacing interval, see ``bot.outbox``) takes one grant in
-``table_share`` ahead of the turns, the one waiting longest first (the stalest group).
+``table_wait`` (one group pacing interval, see ``bot.outbox``), or a group's redraw
+past its ``overdue_at`` (4 s after the group's last call, whatever its rank: issue 46,
+a group is redrawn at least every 6 s while its table moves), is *due*, and takes one
+grant in ``table_share`` ahead of the turns, the one due first first (the stalest
+group); with no turn waiting it goes before the other tables and the idle hands.
 With the outbox's share (one in ten, ``bot.outbox.pace.TABLE_SHARE``) the turns keep
 nine tenths of the budget whatever the number of tables: in play a table's next move can
 come at best every ``tables × 2 / (0.9 × rate)`` seconds (two private calls a move: the

@@ -311,6 +311,9 @@ class EditQueue:
     async def _flush(self, chat_id: int) -> None:
         chat = self.chat(chat_id)
         while (chat.desired or chat.slots) and not self._closed:
+            if any(slot.future.done() for slot in chat.slots):  # (their senders went away)
+                chat.slots = [slot for slot in chat.slots if not slot.future.done()]
+                continue
             now = time.monotonic()
             call, priority, due = self._next_call(chat, now)
             if call is None:  # nothing due yet: sleep until it is, or a newer request
