@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import contextlib
 import gc
-import itertools
 import os
 import random
 import re
@@ -139,8 +139,8 @@ class Figures:
     #: Seconds from a move being acknowledged to the group table showing it.
     staleness_p50: float = float("nan")
     staleness_p95: float = float("nan")
-    #: The longest time between two message calls to one group while its table's
-    #: players made moves in between (issue 46: at most 6 s), and that group's table.
+    #: The longest time a group went without a message call while its table moved (from
+    #: a move answered to the group's next call; issue 46: at most 6 s), and its table.
     group_gap: float = float("nan")
     group_gap_table: str = ""
     echo_p50: float = 0.0
@@ -584,16 +584,17 @@ def group_calls(calls: list[Any], group: int, t0: float, t1: float) -> list[floa
 
 def longest_gap(calls: list[float], moves: list[float], end: float,
                 down: tuple[float, float] = (0.0, 0.0)) -> tuple[float, float]:
-    """The longest time between two calls to a group (or its last call and ``end``)
-    with moves of its table answered in between, the time ``down`` not counted (the bot
-    was not running); and when it began (issue 46)."""
+    """How long a group went without a message call while its table moved (issue 46):
+    the longest time from a move of its table being answered to the group's next call
+    (or ``end``), the time ``down`` not counted (the bot was not running); and when that
+    move was. (From the group's previous call instead, a player's long pause before the
+    move would count as the group standing still.)"""
     worst = (0.0, 0.0)
-    edges = [*calls, end]
-    for start, stop in itertools.pairwise(edges):
-        if not any(start < m < stop for m in moves):
-            continue
-        overlap = max(0.0, min(stop, down[1]) - max(start, down[0]))
-        worst = max(worst, (stop - start - overlap, start))
+    for move in moves:
+        following = bisect.bisect_right(calls, move)
+        stop = calls[following] if following < len(calls) else end
+        overlap = max(0.0, min(stop, down[1]) - max(move, down[0]))
+        worst = max(worst, (stop - move - overlap, move))
     return worst
 
 
@@ -886,8 +887,8 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             verdict.append(split_text("own redraw p50/p95", f.own_split, digits=2))
         verdict.append(f"message calls/move {sum(f.per_move.values()):.2f}, "
                        f"{f.message_calls / max(f.seconds, 1e-9):.1f} message calls/s")
-        verdict.append(f"longest gap between two calls to one group while its table "
-                       f"moved {f.group_gap:.1f} s ({f.group_gap_table})")
+        verdict.append(f"longest a group went without a call while its table moved "
+                       f"{f.group_gap:.1f} s ({f.group_gap_table})")
         if f.miniapp_seats:
             line = (f"Mini App: {f.miniapp_seats} seats, next turn p50/p95 "
                     f"{pair(f.miniapp_turn_p50, f.miniapp_turn_p95)} s ({f.miniapp_turns}), "

@@ -4,9 +4,10 @@ limits (production pacing, the fake's flood control on); the process is SIGKILLe
 mid-game and restarted at once, and the players go on pressing through the restart.
 
 Measured on every message call the bot makes to each group (edits, the results and the
-next table): the longest gap between two of them while the table's players made moves
-in between (the time the process was down is not counted: nothing moves then). The bot
-redraws every group at least every :data:`LONGEST_GAP` seconds while its table moves
+next table): the longest a group went without one while its table moved, from a move
+answered to the group's next call (the time the process was down is not counted:
+nothing moves then). The bot redraws every group at least every :data:`LONGEST_GAP`
+seconds while its table moves
 (it was 20-26 s: a group paced before the pacing kept across the restart was read had its
 window taken as full for half a minute; and at a smazzata's end the group's result and
 new table went before the old table's closing edit). No 429 either.
@@ -69,9 +70,10 @@ async def test_every_group_is_redrawn_every_6_s_while_its_table_moves_across_a_s
                 gap, at = longest_gap(calls, moves, end, (killed, ready))
                 worst = max(worst, gap)
                 lines.append(f"{table.group.title}: {len(moves)} moves, {len(calls)} group "
-                             f"calls, longest gap {gap:.1f} s (from {at - start:.1f} s)")
+                             f"calls, longest without one {gap:.1f} s (after the move at "
+                             f"{at - start:.1f} s)")
             print(f"\nSIGKILL at {killed - start:.1f} s, ready again {ready - killed:.1f} s "
-                  f"later; longest gap between a group's calls while its table moved: "
+                  f"later; the longest a group went without a call while its table moved: "
                   f"{worst:.1f} s\n" + "\n".join(lines))
             assert worst <= LONGEST_GAP, "\n".join(lines)
             await check_acknowledged(reader, [p for t in tables for p in t.presses])
