@@ -553,8 +553,8 @@ async def test_a_due_group_redraw_goes_before_the_turns_whatever_its_rank() -> N
     the turns as its rank says."""
     from bot.budget import GlobalBudget
 
-    budget = GlobalBudget(200, table_wait=0, table_share=3)
-    await budget.acquire(Priority.TURN)  # busy for the next 5 ms: everything below queues
+    budget = GlobalBudget(10, table_wait=0, table_share=3)
+    await budget.acquire(Priority.TURN)  # busy for the next 100 ms: everything below queues
     order: list[str] = []
 
     async def call(name: str, priority: int, overdue_at: float = float("inf")) -> None:
@@ -580,8 +580,8 @@ async def test_a_due_group_redraw_goes_before_the_turns_whatever_its_rank() -> N
 async def test_with_no_turn_waiting_a_due_group_goes_before_the_other_tables() -> None:
     from bot.budget import GlobalBudget
 
-    budget = GlobalBudget(200, table_wait=0, table_share=10)
-    await budget.acquire(Priority.TURN)
+    budget = GlobalBudget(10, table_wait=0, table_share=10)
+    await budget.acquire(Priority.TURN)  # busy for the next 100 ms: everything below queues
     order: list[str] = []
 
     async def call(name: str, priority: int, overdue_at: float = float("inf")) -> None:
