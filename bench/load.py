@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import contextlib
 import gc
 import os
@@ -148,6 +149,10 @@ class Figures:
     #: Seconds from a move being acknowledged to the group table showing it.
     staleness_p50: float = float("nan")
     staleness_p95: float = float("nan")
+    #: The longest time a group went without a message call while its table moved (from
+    #: a move answered to the group's next call; issue 46: at most 6 s), and its table.
+    group_gap: float = float("nan")
+    group_gap_table: str = ""
     echo_p50: float = 0.0
     echo_p95: float = 0.0
     echo_p99: float = 0.0
@@ -423,6 +428,11 @@ async def run_bot(
             figures.own_p50 = percentile(own, 50)
             figures.own_p95 = percentile(own, 95)
             figures.own_split = split(own_by_chat)
+            figures.group_gap, figures.group_gap_table = max(
+                ((longest_gap(group_calls(tg.calls[calls0:], t.group.id, t0, t1),
+                              [p.handle.answer.at for p in acknowledged([t], t0, t1)],
+                              t1)[0], t.group.title or str(t.group.id)) for t in sims),
+                default=(float("nan"), ""))
             stale = await group_staleness(reader, sims, tg, t0, t1)
             figures.staleness_p50 = percentile(stale, 50)
             figures.staleness_p95 = percentile(stale, 95)
@@ -638,6 +648,29 @@ def bot_turn_waits(calls: list[Any], sims: list[SimTable], t0: float, t1: float,
         later = (at for at, version in drawn_at.get(p.game_id, ()) if version > p.version)
         waits.append(max(0.0, min(later, default=end) - p.handle.answer.at))
     return waits
+
+
+def group_calls(calls: list[Any], group: int, t0: float, t1: float) -> list[float]:
+    """When the successful message calls (sends, edits) to ``group`` were made in the
+    window."""
+    return sorted(c.at for c in calls if c.chat_id == group and c.ok
+                  and c.method in MESSAGE_CALLS and t0 <= c.at < t1)
+
+
+def longest_gap(calls: list[float], moves: list[float], end: float,
+                down: tuple[float, float] = (0.0, 0.0)) -> tuple[float, float]:
+    """How long a group went without a message call while its table moved (issue 46):
+    the longest time from a move of its table being answered to the group's next call
+    (or ``end``), the time ``down`` not counted (the bot was not running); and when that
+    move was. (From the group's previous call instead, a player's long pause before the
+    move would count as the group standing still.)"""
+    worst = (0.0, 0.0)
+    for move in moves:
+        following = bisect.bisect_right(calls, move)
+        stop = calls[following] if following < len(calls) else end
+        overlap = max(0.0, min(stop, down[1]) - max(move, down[0]))
+        worst = max(worst, (stop - move - overlap, move))
+    return worst
 
 
 def acknowledged(sims: list[SimTable], t0: float, t1: float) -> list[Any]:
@@ -929,6 +962,8 @@ def report(all_figures: list[Figures], args: argparse.Namespace) -> str:
             verdict.append(split_text("own redraw p50/p95", f.own_split, digits=2))
         verdict.append(f"message calls/move {sum(f.per_move.values()):.2f}, "
                        f"{f.message_calls / max(f.seconds, 1e-9):.1f} message calls/s")
+        verdict.append(f"longest a group went without a call while its table moved "
+                       f"{f.group_gap:.1f} s ({f.group_gap_table})")
         if f.miniapp_seats:
             line = (f"Mini App: {f.miniapp_seats} seats, next turn p50/p95 "
                     f"{pair(f.miniapp_turn_p50, f.miniapp_turn_p95)} s ({f.miniapp_turns}), "

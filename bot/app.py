@@ -155,6 +155,9 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     outbox.on_topic_closed = tables.topic_closed
     outbox.on_migrated = _migrated_handler(rt)
     app.bot_data["rt"] = rt
+    # the pacing the instance before left, before any chat is paced (a chat paced before
+    # it is known is paced as if its budget had just been used)
+    await tables.pacing.restore()
     # the inbox first: what the instance before stored and did not handle is handled as
     # soon as the application runs, before what is polled; presses are answered at once
     inbox = Inbox(app, db, webhook=config.webhook_url is not None)

@@ -15,8 +15,11 @@
 
 **Saturation** (many busy tables: the turns alone would fill the budget). The group tables
 get what the turns leave, but never less than a bounded share: a table call that waited
-``table_wait`` (one group pacing interval, see ``bot.outbox``) takes one grant in
-``table_share`` ahead of the turns, the one waiting longest first (the stalest group).
+``table_wait`` (one group pacing interval, see ``bot.outbox``), or a group's redraw
+past its ``overdue_at`` (4 s after the group's last call, whatever its rank: issue 46,
+a group is redrawn at least every 6 s while its table moves), is *due*, and takes one
+grant in ``table_share`` ahead of the turns, the one due first first (the stalest
+group); with no turn waiting it goes before the other tables and the idle hands.
 With the outbox's share (one in ten, ``bot.outbox.pace.TABLE_SHARE``) the turns keep
 nine tenths of the budget whatever the number of tables: in play a table's next move can
 come at best every ``tables × 2 / (0.9 × rate)`` seconds (two private calls a move: the
@@ -96,10 +99,17 @@ class ChatPace:
     sent: deque[float] = field(default_factory=deque)
     #: :meth:`assume_used` applied already.
     assumed: bool = False
+    #: The calls :meth:`assume_used` put in the window, and the next slot as this
+    #: process's own calls left it: :meth:`restore` replaces the assumption with what
+    #: is known (they were merged: a group used before the pacing was read then had its
+    #: window full for half a minute, issue 46).
+    _assumed: frozenset[float] | None = None
+    _own_next: float = 0.0
 
-    def ready_at(self, now: float) -> float:
-        """When the next call may go (``now`` or later)."""
-        at = max(now, self.next_at - (self.burst - 1) * self.interval)
+    def ready_at(self, now: float, keep: int = 0) -> float:
+        """When the next call may go (``now`` or later); ``keep``: calls of the burst
+        left for a more urgent call (this one goes at the steady pace beyond them)."""
+        at = max(now, self.next_at - max(0, self.burst - 1 - keep) * self.interval)
         if self.per_window:
             while self.sent and at - self.sent[0] >= self.window:
                 self.sent.popleft()
@@ -111,6 +121,7 @@ class ChatPace:
         """Take the next slot; return when it is (sleep until then)."""
         at = self.ready_at(now)
         self.next_at = max(self.next_at, at) + self.interval
+        self._own_next = max(self._own_next, at) + self.interval
         if self.per_window:
             self.sent.append(at)
         return at
@@ -126,15 +137,23 @@ class ChatPace:
         if self.assumed:
             return
         self.assumed = True
+        self._assumed = frozenset()
         if self.per_window and self.interval > 0:
             n = min(self.per_window, int(self.window / self.interval))
             past = [now - i * self.interval for i in range(n, 0, -1)]
+            self._assumed = frozenset(past) - set(self.sent)
             self.sent = deque(sorted({*self.sent, *past}))
+        self._own_next = self.next_at
         self.next_at = max(self.next_at, now + (self.burst - 1) * self.interval)
 
     def restore(self, next_at: float, sent: list[float]) -> None:
         """The state a process before this one left (kept across restarts; monotonic
-        times of this process)."""
+        times of this process), merged with this process's own calls; what
+        :meth:`assume_used` assumed before it was known is dropped."""
+        if self._assumed is not None:
+            self.sent = deque(t for t in self.sent if t not in self._assumed)
+            self.next_at = self._own_next
+            self._assumed = None
         self.next_at = max(self.next_at, next_at)
         if self.per_window:
             self.sent = deque(sorted([*self.sent, *sent])[-self.per_window:])
@@ -151,11 +170,14 @@ class ChatPace:
 
 
 class _Waiter:
-    __slots__ = ("future", "priority", "since")
+    __slots__ = ("future", "overdue_at", "priority", "since")
 
     def __init__(self, priority: int) -> None:
         self.priority = priority
         self.since = time.monotonic()
+        #: When a call of a table's or a lower rank comes due (see :class:`GlobalBudget`):
+        #: a group's redraw sets it from its last call (``bot.outbox.pace``).
+        self.overdue_at = float("inf")
         self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
@@ -196,12 +218,15 @@ class GlobalBudget:
                  table_share: int = 5) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.burst = max(1.0, burst)
-        #: A table call that waited ``table_wait`` seconds (0: never) takes one grant in
-        #: ``table_share`` ahead of the turns, oldest first: when the turns alone fill the
-        #: budget, the groups still see the game move, and the turns keep the rest.
+        #: A table call that waited ``table_wait`` seconds (0: never), or a call of a
+        #: table's rank or lower past its own ``overdue_at`` (a group's redraw, from the
+        #: group's last call), is *due*: it goes before the other calls but the
+        #: presser's own message, the one due first first; while turns wait, one grant
+        #: in ``table_share`` (when the turns alone fill the budget, the groups still see
+        #: the game move, and the turns keep the rest).
         self.table_wait = table_wait
         self.table_share = max(2, table_share)
-        self._tables: deque[tuple[float, _Waiter]] = deque()
+        self._due: list[tuple[float, int, _Waiter]] = []
         self._turns_in_a_row = 0
         self._next = 0.0
         self._heap: list[tuple[int, int, _Waiter]] = []
@@ -240,7 +265,9 @@ class GlobalBudget:
         w.priority = min(w.priority, priority)
         heapq.heappush(self._heap, (w.priority, next(self._seq), w))
         if w.priority == Priority.TABLE and self.table_wait > 0:
-            self._tables.append((now, w))
+            w.overdue_at = min(w.overdue_at, now + self.table_wait)
+        if w.priority >= Priority.TABLE and w.overdue_at < float("inf"):
+            heapq.heappush(self._due, (w.overdue_at, next(self._seq), w))
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
         try:
@@ -261,32 +288,33 @@ class GlobalBudget:
         """A granted call was not made."""
         self._next -= self.interval
 
-    def _aged_table(self, now: float) -> _Waiter | None:
-        """A table waiter whose turn has come (see ``table_share``), taken off the line."""
-        if self.table_wait <= 0 or self._turns_in_a_row < self.table_share - 1:
+    def _overdue(self, now: float, turns_waiting: bool) -> _Waiter | None:
+        """The call due first, if one is due and its turn has come (see ``table_share``),
+        taken off the line of due calls."""
+        if turns_waiting and self._turns_in_a_row < self.table_share - 1:
             return None
-        while self._tables and (self._tables[0][1].future.done()
-                                or self._tables[0][1].priority != Priority.TABLE):
-            self._tables.popleft()
-        if self._tables and now - self._tables[0][0] >= self.table_wait:
-            return self._tables.popleft()[1]
+        due = self._due
+        while due and (due[0][2].future.done() or due[0][2].priority < Priority.TABLE):
+            heapq.heappop(due)  # served, cancelled, or promoted to a turn's rank
+        if due and due[0][0] <= now:
+            return heapq.heappop(due)[2]
         return None
 
     async def _dispatch(self) -> None:
         while self._heap:
-            now = time.monotonic()
-            if self._free(now) and (aged := self._aged_table(now)) is not None:
-                self._take(now)
-                self._turns_in_a_row = 0
-                self.granted[Priority.TABLE] += 1
-                self.report.note(Priority.TABLE, now - aged.since)
-                aged.future.set_result(None)
-                continue
             prio, _, w = self._heap[0]
             if w.future.done() or prio != w.priority:
                 heapq.heappop(self._heap)  # served, cancelled or promoted meanwhile
                 continue
             now = time.monotonic()
+            if prio > Priority.PRESSED and self._free(now) and (
+                    due := self._overdue(now, prio <= Priority.TURN)) is not None:
+                self._take(now)
+                self._turns_in_a_row = 0
+                self.granted[Priority.TABLE] += 1
+                self.report.note(Priority.TABLE, now - due.since)
+                due.future.set_result(None)
+                continue
             if not self._free(now, prio):
                 spare = self.interval if prio >= Priority.IDLE else 0.0
                 await asyncio.sleep(max(self._free_at() + spare - now, 0.001))
@@ -314,3 +342,4 @@ class GlobalBudget:
             if not w.future.done():
                 w.future.cancel()
         self._heap.clear()
+        self._due.clear()

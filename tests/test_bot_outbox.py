@@ -360,6 +360,35 @@ def test_after_a_restart_a_chat_is_paced_as_if_its_budget_had_been_used() -> Non
     assert worst <= 18  # Telegram's rolling minute never sees more than the budget
 
 
+def test_a_group_paced_before_the_pacing_was_read_follows_the_pacing_read() -> None:
+    """Issue 46: a group whose first call after a restart came before the pacing kept
+    across the restart was read was paced as if its budget had just been used, and the
+    real calls were then merged into that assumption: its rolling window held 18 calls
+    of which half were imagined, and its next edit waited half a minute."""
+    from bot.outbox.pace import Pacer
+
+    pacer = Pacer(group_per_minute=18, chat_rate=0.8, chat_burst=1, private_burst=2,
+                  window_seconds=60, messages_per_second=27)
+    now = time.monotonic()
+    pace = pacer.pace(-5)  # (a press handled at once: its group's edit asked for)
+    assert pace.ready_at(now) == pytest.approx(now, abs=0.01)
+    interval = 60 / 18
+    real = [now - 2 - interval * i for i in range(17)]  # the process before, evenly
+    pacer.restore_pacing({-5: (now - 2 + interval, real)}, (now - 1.5, now - 1.0))
+    assert pace.ready_at(now) == pytest.approx(now - 2 + interval, abs=0.01)
+    first = pace.reserve(now)
+    assert [pace.reserve(now) - first for _ in range(3)] == pytest.approx(
+        [interval, 2 * interval, 3 * interval])  # then evenly, as before the restart
+    # a call this process made before the pacing was read still counts
+    pacer = Pacer(group_per_minute=18, chat_rate=0.8, chat_burst=1, private_burst=2,
+                  window_seconds=60, messages_per_second=27)
+    pace = pacer.pace(-6)
+    made = pace.reserve(now)
+    pacer.restore_pacing({-6: (now - 10, [now - 13.5])}, None)
+    assert pace.ready_at(now) == pytest.approx(made + interval, abs=0.01)
+    assert list(pace.sent) == [now - 13.5, made]
+
+
 async def test_a_table_that_waited_takes_one_grant_in_three_ahead_of_the_turns() -> None:
     from bot.budget import GlobalBudget, Priority
 
@@ -498,6 +527,7 @@ async def test_a_waiting_send_is_promoted_and_one_nobody_wants_is_not_made() -> 
     back to the next one waiting."""
     bot = RecordingBot()
     box = Outbox(bot, messages_per_second=50)  # type: ignore[arg-type]
+    box.pacer._started -= 100  # (not a restart: no chat's budget taken as used)
     box.budget.burst = 1.0
     await box.budget.acquire(Priority.TURN)  # busy: everything below queues
     tables = [asyncio.create_task(box.send(-(100 + i), f"table {i}")) for i in range(3)]
@@ -512,4 +542,121 @@ async def test_a_waiting_send_is_promoted_and_one_nobody_wants_is_not_made() -> 
     assert [c[3] for c in bot.calls] == ["hand 7", "table 0", "table 1", "table 2"]
     assert sent[-1] is None and box.stats["sends_not_wanted"] == 1
     assert box.stats["private_sends"] == 1 and box.stats["group_sends"] == 3
+    await box.close()
+
+
+async def test_a_due_group_redraw_goes_before_the_turns_whatever_its_rank() -> None:
+    """Issue 46 (starvation-free): a group's redraw comes due a fixed time after the
+    group's last call; then it goes before every call but the presser's own message, at
+    the lowest rank too (a table with a player in the Mini App), one grant in
+    ``table_share`` while turns wait, the one due first first; not due, it waits behind
+    the turns as its rank says."""
+    from bot.budget import GlobalBudget
+
+    budget = GlobalBudget(10, table_wait=0, table_share=3)
+    await budget.acquire(Priority.TURN)  # busy for the next 100 ms: everything below queues
+    order: list[str] = []
+
+    async def call(name: str, priority: int, overdue_at: float = float("inf")) -> None:
+        waiter = budget.waiter(priority)
+        waiter.overdue_at = overdue_at
+        await budget.acquire(priority, waiter)
+        order.append(name)
+
+    now = time.monotonic()
+    tasks = [asyncio.create_task(call("late group", Priority.IDLE, now - 1.0)),
+             asyncio.create_task(call("later group", Priority.TABLE, now - 0.5)),
+             asyncio.create_task(call("group not due", Priority.TABLE, now + 60)),
+             asyncio.create_task(call("idle hand", Priority.IDLE))]
+    tasks += [asyncio.create_task(call(f"turn {i}", Priority.TURN)) for i in range(6)]
+    tasks.append(asyncio.create_task(call("pressed", Priority.PRESSED)))
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    # (the presser's own message counts as a turn's grant)
+    assert order == ["pressed", "turn 0", "late group", "turn 1", "turn 2", "later group",
+                     "turn 3", "turn 4", "turn 5", "group not due", "idle hand"]
+    await budget.close()
+
+
+async def test_with_no_turn_waiting_a_due_group_goes_before_the_other_tables() -> None:
+    from bot.budget import GlobalBudget
+
+    budget = GlobalBudget(10, table_wait=0, table_share=10)
+    await budget.acquire(Priority.TURN)  # busy for the next 100 ms: everything below queues
+    order: list[str] = []
+
+    async def call(name: str, priority: int, overdue_at: float = float("inf")) -> None:
+        waiter = budget.waiter(priority)
+        waiter.overdue_at = overdue_at
+        await budget.acquire(priority, waiter)
+        order.append(name)
+
+    now = time.monotonic()
+    tasks = [asyncio.create_task(call(f"table {i}", Priority.TABLE, now + 60))
+             for i in range(3)]
+    tasks.append(asyncio.create_task(call("due idle group", Priority.IDLE, now - 1)))
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    assert order == ["due idle group", "table 0", "table 1", "table 2"]
+    await budget.close()
+
+
+async def test_a_group_redraw_comes_due_from_the_groups_last_call() -> None:
+    """The outbox sets a group's redraw due from the group's last call (kept across a
+    restart): a group not called for longer than that goes before the turns."""
+    from bot.outbox.pace import GROUP_OVERDUE_SECONDS
+
+    box = Outbox(RecordingBot(), messages_per_second=100)  # type: ignore[arg-type]
+    box.pacer._started -= 100
+    now = time.monotonic()
+    box.restore_pacing({-1: (now - 1, [now - 10]), -2: (now - 1, [now - 1.5])}, None)
+    assert box.pacer.overdue_at(-1) == pytest.approx(now - 10 + GROUP_OVERDUE_SECONDS)
+    assert box.pacer.overdue_at(-2) == pytest.approx(now - 1.5 + GROUP_OVERDUE_SECONDS)
+    assert box.pacer.overdue_at(-3) == float("-inf")  # no call known: due at once
+    await box.close()
+
+
+async def test_a_new_message_waits_in_line_with_the_chats_edits() -> None:
+    """Issue 46: a group's new messages and its edits share one line, by rank, then by
+    when they were asked for. At a smazzata's end the old table's closing edit is asked
+    for first, then the result and the new table are sent: the closing edit goes first
+    (a send used to take the chat's next call at once, ahead of every edit waiting: the
+    last trick was shown two group calls late, and a group with sends in a row got no
+    edit meanwhile)."""
+    bot = RecordingBot()
+    box = Outbox(bot, group_per_minute=600, messages_per_second=100)  # type: ignore[arg-type]
+    box.pacer._started -= 100
+    box.edit(-5, 1, "table before")
+    await box.drain(2)  # the group's call just made: the next ones wait for its pace
+    box.edit(-5, 1, "closing edit: the last trick")
+    results = asyncio.create_task(box.send(-5, "results"))
+    await asyncio.sleep(0)
+    box.edit(-5, 2, "another edit, asked later")
+    table = asyncio.create_task(box.send(-5, "new table", priority=Priority.TURN))
+    await asyncio.wait_for(asyncio.gather(results, table), 5)
+    await box.drain(2)
+    assert [c[3] for c in bot.calls] == [
+        "table before", "new table", "closing edit: the last trick", "results",
+        "another edit, asked later"]
+    times = [c[0] for c in bot.calls]
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.1 * 0.95  # (its pace)
+    await box.close()
+
+
+async def test_the_pressed_message_never_waits_for_its_chats_pace() -> None:
+    """Issue 46: a private chat may take a burst of two calls; its calls other than the
+    presser's own message leave the second one to it, so the press is shown at once even
+    right after the chat's other calls (alone against the computers their redraws used
+    the chat's calls up, and a card was shown a computer's pause late)."""
+    bot = RecordingBot()
+    box = Outbox(bot, chat_rate=2, private_burst=2, messages_per_second=100)  # type: ignore[arg-type]
+    box.pacer._started -= 100
+    box.edit(7, 1, "a computer's move", priority=Priority.TURN)
+    await box.drain(2)
+    box.edit(7, 1, "the next computer's move", priority=Priority.TURN)  # waits its pace
+    await asyncio.sleep(0.1)
+    pressed_at = time.monotonic()
+    box.edit(7, 2, "your card played", priority=Priority.PRESSED)
+    await box.drain(2)
+    calls = [(c[3], round(c[0] - pressed_at, 2)) for c in bot.calls[1:]]
+    assert calls[0][0] == "your card played" and calls[0][1] < 0.05, calls
+    assert calls[1][0] == "the next computer's move" and calls[1][1] >= 0.35, calls
     await box.close()

@@ -128,11 +128,9 @@ class Outbox:
     async def take(self, chat_id: int, priority: int = Priority.TURN) -> None:
         """Wait for and spend one call of the chat's and the bot's budget (for calls made
         elsewhere: a reply to a command goes before the queued edits)."""
-        await self._take(self.resolve(chat_id), priority)
-
-    async def _take(self, chat_id: int, priority: int, *, promotable: bool = False) -> None:
+        chat_id = self.resolve(chat_id)
         self.edits.chat(chat_id)
-        await self.pacer.take(chat_id, priority, promotable=promotable)
+        await self.pacer.take(chat_id, priority)
 
     # ------------------------------------------------------------------ migrated groups
 
@@ -180,7 +178,7 @@ class Outbox:
             return None
         drops = self.edits.chat(chat_id).drops
         for attempt in range(1, SEND_ATTEMPTS + 1):
-            await self._take(chat_id, priority, promotable=True)
+            await self.edits.slot(chat_id, priority)  # (in line with the chat's edits)
             if self.edits.chat(chat_id).drops != drops:
                 self.budget.refund()
                 log.info("send to %s dropped: the bot was removed from the chat", chat_id)
@@ -242,8 +240,8 @@ class Outbox:
             await self.on_forbidden(chat_id, str(exc))
 
     def promote(self, chat_id: int, priority: int) -> None:
-        """See :meth:`bot.outbox.pace.Pacer.promote` (a new hand, a turn's now)."""
-        self.pacer.promote(self.resolve(chat_id), priority)
+        """See :meth:`bot.outbox.edits.EditQueue.promote` (a new hand, a turn's now)."""
+        self.edits.promote(self.resolve(chat_id), priority)
 
     def drop_chat(self, chat_id: int) -> None:
         """The chat is gone (the bot was removed): forget its pending edits, and the

@@ -14,6 +14,19 @@ flusher task per chat that makes the edits.
 * **Re-sent messages** (:meth:`EditQueue.retire`): edits queued for a message that was
   replaced (``/mano``) are dropped, and its deletion waits for the edit in flight, if any
   (:meth:`EditQueue.released`).
+* **One line per chat** (issue 46): a new message of the chat (:meth:`EditQueue.slot`,
+  for :meth:`bot.outbox.Outbox.send`) waits in the same line as its edits, served by the
+  same flusher by rank, then by when it was asked for. A send used to take the chat's
+  next slot at once, ahead of every edit waiting: at a smazzata's end the group's result
+  and new table went before the old table's closing edit (its last trick shown 10 s
+  late), and a group with sends in a row got no edit meanwhile.
+* **The presser's own message never waits for the chat's pace** (issue 46): in a private
+  chat (a burst of two calls) the other calls leave the burst's last call to it
+  (:data:`PRESSED_KEEPS`); alone against the computers, their moves' redraws used the
+  chat's calls up and the presser's card was shown up to 1.25 s late.
+* **A group's redraw comes due** (:meth:`bot.outbox.pace.Pacer.overdue_at`): its place
+  in the bot's budget ages from the group's last call, whatever its rank (see
+  :mod:`bot.budget`).
 """
 
 from __future__ import annotations
@@ -42,6 +55,11 @@ from bot.aiohttp_request import Fenced
 from bot.budget import ChatPace, Priority
 from bot.outbox.digests import Digests
 from bot.outbox.pace import PACED, Pacer
+
+#: Calls of a private chat's burst that the calls other than the presser's own message
+#: leave unused (the presser's redraw goes at once even right after the chat's other
+#: calls; they go at the chat's steady pace).
+PRESSED_KEEPS = 1
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +92,21 @@ class _Edit:
 
 
 @dataclass
+class _Slot:
+    """A call of the chat asked for a new message (see :meth:`EditQueue.slot`)."""
+
+    priority: int
+    asked: float
+    future: asyncio.Future[None]
+
+
+@dataclass
 class _Chat:
     is_group: bool
     pace: ChatPace
     desired: dict[int, _Edit] = field(default_factory=dict)
+    #: New messages waiting for a call of the chat, in the order asked.
+    slots: list[_Slot] = field(default_factory=list)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     flusher: asyncio.Task[None] | None = None
     #: The flusher's place in the global budget while it waits there.
@@ -207,27 +236,71 @@ class EditQueue:
             chat.desired[message_id] = edit
             self._wake(chat_id, chat)
 
+    async def slot(self, chat_id: int, priority: int) -> None:
+        """Wait for a call of the chat and of the bot's budget for a new message, in line
+        with the chat's edits (by rank, then by when asked); the caller makes its call
+        at once, or refunds it (``budget.refund()``)."""
+        chat = self.chat(chat_id)
+        slot = _Slot(priority, time.monotonic(),
+                     asyncio.get_running_loop().create_future())
+        chat.slots.append(slot)
+        if chat.waiter is not None:  # (waiting for the budget with a less urgent edit)
+            self.budget.promote(chat.waiter, priority)
+        self._wake(chat_id, chat)
+        try:
+            await slot.future
+        except asyncio.CancelledError:
+            if slot.future.done() and not slot.future.cancelled():
+                self.budget.refund()  # granted, but the caller went away
+            with contextlib.suppress(ValueError):
+                chat.slots.remove(slot)
+            raise
+
+    def promote(self, chat_id: int, priority: int) -> None:
+        """The new messages waiting in this chat now carry something more urgent (a new
+        hand whose player's turn came: issue 32)."""
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            return
+        for slot in chat.slots:
+            slot.priority = min(slot.priority, priority)
+        if chat.slots and chat.waiter is not None:
+            self.budget.promote(chat.waiter, priority)
+
     async def edit_now(
         self, chat_id: int, message_id: int, text: str, kb: InlineKeyboardMarkup | None
     ) -> None:
         """See :meth:`bot.outbox.Outbox.edit_now`."""
         chat = self.chat(chat_id)
         chat.desired.pop(message_id, None)
-        await self.pacer.take(chat_id, Priority.TURN, promotable=False)
+        await self.pacer.take(chat_id, Priority.TURN)
         await self._edit(chat_id, message_id, _Edit(text, kb, Priority.TURN, 0.0))
 
-    def _next_edit(self, chat: _Chat, now: float) -> tuple[int | None, float]:
-        """The most urgent due message of the chat, or when the next one is due."""
+    def _next_call(self, chat: _Chat, now: float) -> tuple[int | _Slot | None, int, float]:
+        """The chat's most urgent call due: a message to edit (its id) or a new message's
+        slot, and its rank; or None and when the next edit is due."""
         best: tuple[int, float, int] | None = None
+        chosen: int | _Slot | None = None
         soonest = float("inf")
         for mid, edit in chat.desired.items():
             if edit.due <= now:
-                key = (edit.priority, edit.due, mid)
+                key = (edit.priority, edit.due, 0)
                 if best is None or key < best:
-                    best = key
+                    best, chosen = key, mid
             else:
                 soonest = min(soonest, edit.due)
-        return (best[2], now) if best is not None else (None, soonest)
+        for slot in chat.slots:
+            key = (slot.priority, slot.asked, 1)
+            if not slot.future.done() and (best is None or key < best):
+                best, chosen = key, slot
+        if best is None:
+            return None, Priority.IDLE, soonest
+        return chosen, best[0], now
+
+    def _ready_at(self, chat: _Chat, priority: int, now: float) -> float:
+        """When a call of this rank may go in the chat (see :data:`PRESSED_KEEPS`)."""
+        return chat.pace.ready_at(now, keep=0 if priority <= Priority.PRESSED
+                                  else PRESSED_KEEPS)
 
     async def _sleep_or_wake(self, chat: _Chat, seconds: float) -> None:
         chat.wake.clear()
@@ -237,32 +310,41 @@ class EditQueue:
 
     async def _flush(self, chat_id: int) -> None:
         chat = self.chat(chat_id)
-        while chat.desired and not self._closed:
+        while (chat.desired or chat.slots) and not self._closed:
+            if any(slot.future.done() for slot in chat.slots):  # (their senders went away)
+                chat.slots = [slot for slot in chat.slots if not slot.future.done()]
+                continue
             now = time.monotonic()
-            message_id, due = self._next_edit(chat, now)
-            if message_id is None:  # nothing due yet: sleep until it is, or a newer request
+            call, priority, due = self._next_call(chat, now)
+            if call is None:  # nothing due yet: sleep until it is, or a newer request
                 await self._sleep_or_wake(chat, due - now)
                 continue
-            ready = chat.pace.ready_at(now)
-            if ready > now:  # the chat's pace (evenly spaced calls)
-                await asyncio.sleep(ready - now)
+            ready = self._ready_at(chat, priority, now)
+            if ready > now:  # the chat's pace (evenly spaced calls), or a more urgent call
+                await self._sleep_or_wake(chat, ready - now)
                 continue
-            chat.waiter = self.budget.waiter(chat.desired[message_id].priority)
+            chat.waiter = self.budget.waiter(priority)
+            if chat.is_group:  # its redraw ages from its last call (issue 46)
+                chat.waiter.overdue_at = self.pacer.overdue_at(chat_id)
             try:
                 await self.budget.acquire(chat.waiter.priority, chat.waiter)
             finally:
                 chat.waiter = None
             now = time.monotonic()
-            message_id, _ = self._next_edit(chat, now)  # maybe a more urgent one meanwhile
-            if message_id is None or chat.pace.ready_at(now) > now:
+            call, priority, _ = self._next_call(chat, now)  # maybe a more urgent one now
+            if call is None or self._ready_at(chat, priority, now) > now:
                 self.budget.refund()  # dropped meanwhile, or a reply took the chat's slot
                 continue
             self.pacer.reserve(chat_id, now)
-            edit = chat.desired.pop(message_id)
+            if isinstance(call, _Slot):  # a new message: its sender calls now
+                chat.slots.remove(call)
+                call.future.set_result(None)
+                continue
+            edit = chat.desired.pop(call)
             try:
-                await self._edit(chat_id, message_id, edit)
+                await self._edit(chat_id, call, edit)
             except Exception:  # never let one failed edit stop the flusher
-                log.exception("edit of %s/%s failed", chat_id, message_id)
+                log.exception("edit of %s/%s failed", chat_id, call)
 
     async def _edit(self, chat_id: int, message_id: int, edit: _Edit) -> None:
         key = (chat_id, message_id)
@@ -394,10 +476,14 @@ class EditQueue:
         return [c.flusher for c in self._chats.values() if c.flusher and not c.flusher.done()]
 
     def stop(self) -> None:
-        """No more flushing: wake every flusher so that it ends (see :meth:`flushers`)."""
+        """No more flushing: wake every flusher so that it ends (see :meth:`flushers`);
+        the new messages still waiting for a call are not sent (their senders are
+        cancelled)."""
         self._closed = True
         for chat in self._chats.values():
             chat.wake.set()
+            for slot in chat.slots:
+                slot.future.cancel()
 
 
 def _call(shown: Callable[[], None] | None) -> None:

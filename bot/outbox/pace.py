@@ -44,6 +44,12 @@ TABLE_WAIT_INTERVALS = 1.0
 #: of a move being 1.98): a tenth gives them ~0.22, each group edit showing the moves of
 #: ~18 s at 50 busy tables (the players see each trick in their own hands).
 TABLE_SHARE = 10
+#: A group's redraw waiting for the bot's budget comes due this long after the group's
+#: last call (:meth:`Pacer.overdue_at`), whatever its rank: then it goes before every
+#: other rank but the presser's own message, one grant in :data:`TABLE_SHARE` while
+#: turns wait (issue 46: while its table moves, a group is redrawn at least every 6 s;
+#: its own pace allows a call every 3.3 s, the rest is the wait for a share).
+GROUP_OVERDUE_SECONDS = 4.0
 
 
 class Pacer:
@@ -79,8 +85,6 @@ class Pacer:
         #: Chats whose pacing changed since :meth:`pace_changes` was last asked.
         self._dirty: set[int] = set()
         self._paces: dict[int, ChatPace] = {}
-        #: The places in the bot's budget of the calls waiting with ``promotable``.
-        self._promotable: dict[int, list[Any]] = {}
 
     def interval(self, chat_id: int) -> float:
         """Seconds between two calls of this chat (the pacing interval)."""
@@ -159,31 +163,20 @@ class Pacer:
         self._dirty.add(chat_id)
         return self.pace(chat_id).reserve(now)
 
-    async def take(self, chat_id: int, priority: int, *, promotable: bool = False) -> None:
-        """Wait for and spend one call of the chat's and the bot's budget; ``promotable``:
-        :meth:`promote` may raise its rank while it waits (a new message)."""
-        waiter = self.budget.waiter(priority) if promotable else None
-        if waiter is not None:
-            self._promotable.setdefault(chat_id, []).append(waiter)
-        try:
-            wait = self.reserve(chat_id, time.monotonic()) - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            await self.budget.acquire(priority, waiter)
-        finally:
-            if waiter is not None:
-                waiting = self._promotable[chat_id]
-                waiting.remove(waiter)
-                if not waiting:
-                    del self._promotable[chat_id]
+    async def take(self, chat_id: int, priority: int) -> None:
+        """Wait for and spend one call of the chat's and the bot's budget, ahead of the
+        chat's queued edits and new messages (a reply to a person's command)."""
+        wait = self.reserve(chat_id, time.monotonic()) - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        await self.budget.acquire(priority)
 
-    def promote(self, chat_id: int, priority: int) -> None:
-        """The calls of this chat waiting with ``promotable`` (new messages) now carry
-        something more urgent: a new hand sent at a table's rank whose player's turn has
-        come (issue 32: at set-up, the first bidder in the Mini App bids while 50 tables'
-        hands wait for the budget)."""
-        for waiter in self._promotable.get(chat_id, ()):
-            self.budget.promote(waiter, priority)
+    def overdue_at(self, chat_id: int) -> float:
+        """When a group's redraw waiting for the bot's budget comes due (see
+        :mod:`bot.budget`): :data:`GROUP_OVERDUE_SECONDS` after the group's last call
+        (kept across restarts), at once if it has none in the window."""
+        sent = self.pace(chat_id).sent
+        return (sent[-1] if sent else float("-inf")) + GROUP_OVERDUE_SECONDS
 
 
 class _Taker(Protocol):

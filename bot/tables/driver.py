@@ -596,8 +596,8 @@ class Tables:
         redraws at most :data:`RESUME_WAIT_SECONDS` before the command menus are set.
         Each chat is paced as the process before left it (:mod:`bot.tables.pacing`): a
         group whose game moved is redrawn as soon as its limit allows, the keyboard of the
-        seat in turn first (its edit is a turn's)."""
-        await self.pacing.restore()
+        seat in turn first (its edit is a turn's); the pacing was read at the start-up,
+        before any update was handled (``bot.app``)."""
         self.pacing.start()
         redraws: list[asyncio.Task[None]] = []
         for row in await repo.list_unfinished_games(self.service.db):

@@ -262,7 +262,7 @@ class Renderer:
             self._close_smazzata(row, drawn.ui, closing, names, lang, style,
                                  game.is_over(), result,
                                  self._unshown_before(row.game_id, game, drawn.ui.table,
-                                                     closing))
+                                                     closing), pressed)
             drawn.set(table=None, hands=None)
             if result is not None:
                 drawn.set(scored=game.scored_count)  # (shown by the closing edit)
@@ -405,12 +405,15 @@ class Renderer:
         self, row: GameRow, ui: UiState, events: Sequence[Event], names: list[str],
         lang: str, style: str, over: bool = False, result: str | None = None,
         unshown: Sequence[TrickView] = (),
+        pressed: tuple[int, int] | None = None,
     ) -> None:
         """Final edit of the previous smazzata's messages (no keyboards left behind;
         ``result``: the group's shows the smazzata's result too; ``unshown``: the tricks
         won before the last one that the table has not shown yet, listed in it). A live
         player's are closed when they are back in the chat (see :meth:`_close`), or at
-        the match's end."""
+        the match's end. The message whose button made the move that ended it
+        (``pressed``: its last card) is closed first, at once: it shows the presser
+        their own move (issue 46: a hand waited for the others' lazy close, 4 s)."""
         smz = ui.table_smz
         text = _closing_text(events, smz, names, lang, style)
         assert ui.table is not None
@@ -418,8 +421,11 @@ class Renderer:
         self._table_shown.pop(row.game_id, None)
         if not solo or over or not self.presence.live(row.game_id, row.chat_id):
             table = _closing_text(events, smz, names, lang, style, unshown) if unshown else text
-            self.outbox.edit(self.layout.table_chat(row), ui.table,
-                             table if result is None else f"{table}\n\n{result}", None)
+            table_chat = self.layout.table_chat(row)
+            self.outbox.edit(table_chat, ui.table,
+                             table if result is None else f"{table}\n\n{result}", None,
+                             priority=Priority.PRESSED if pressed == (table_chat, ui.table)
+                             else Priority.TABLE)
         for seat_no, mid in ui.hands.items():
             seat = row.seat(seat_no)
             chat = None if seat is None else self.layout.hand_chat(seat)
@@ -431,6 +437,8 @@ class Renderer:
                                                 n=smz + 1)
                 if not over and self.presence.live(row.game_id, seat.user_id):
                     self._unclosed.setdefault(key, []).append((chat, mid, finished))
+                elif not solo and pressed == (chat, mid):  # (its own move: at once)
+                    self.outbox.edit(chat, mid, finished, priority=Priority.PRESSED)
                 elif not solo:  # (alone: the hand's message was the table, closed above)
                     self.outbox.edit(chat, mid, finished, delay=self.private_lazy_seconds,
                                      priority=Priority.IDLE)

@@ -26,7 +26,9 @@ async def test_computer_burst_respects_real_limits(tmp_path: Path) -> None:
             prefs = await bot.rt.chat_prefs(group.id)
             assert prefs.options.match_end == "hands:1"
             await human.send(group, "/nuova")
-            lobby = await tg.wait_for_message(group, "Briscola chiamata")
+            # (at the group's pace, after the menu and its edit asked for before it: a
+            # group's new messages wait in line with its edits, issue 46)
+            lobby = await tg.wait_for_message(group, "Briscola chiamata", timeout=10)
             gid = (await repo.get_active_game(bot.rt.db, group.id, 0)).game_id
             await (await human.press(lobby, f"l:{gid}:join")).wait(10)
             for _ in range(4):
