@@ -479,3 +479,16 @@ def test_the_final_message_sums_the_matchs_rating_changes() -> None:
     assert text.count("🤖 normale") == 1
     assert with_match_changes("it", final, [], ["Ada"]) == final  # nothing rated
 
+
+def test_the_admin_report_names_the_error() -> None:
+    from telegram import Update
+
+    from bot.app import error_report
+
+    update = Update(7)
+    died = error_report(update, None)
+    assert "ProcessDied" in died and "None" not in died.split("\n", 1)[0]
+    bare = error_report(update, KeyError())
+    assert bare.split("\n", 1)[0] == "<b>Errore</b>: KeyError"
+    said = error_report(update, RuntimeError("a <b> & c"))
+    assert said.split("\n", 1)[0] == "<b>Errore</b>: RuntimeError: a &lt;b&gt; &amp; c"
