@@ -48,7 +48,7 @@ from bot.features import (
 from bot.features.help import command_list
 from bot.health import HEARTBEAT_SECONDS, heartbeat
 from bot.i18n import LANGUAGES, tr
-from bot.inbox import Inbox, InboxQueue
+from bot.inbox import PROCESS_DIED, Inbox, InboxQueue
 from bot.outbox import Outbox, PacedRateLimiter
 from bot.runtime import Runtime, rt_of
 from bot.service import GameService
@@ -379,11 +379,17 @@ async def _tell_user(update: Update, bot_data: dict[str, Any], error: BaseExcept
 
 
 def error_report(update: object, error: BaseException | None) -> str:
-    """The HTML report for the admin chat: error, update, traceback (< 4096 characters)."""
+    """The HTML report for the admin chat: error (its class and message), update,
+    traceback (< 4096 characters). No error: an update set aside because the process
+    died while handling it (bot.inbox), which has no exception to show."""
     tb = "".join(traceback.format_exception(error)) if error is not None else ""
     payload = update.to_dict() if isinstance(update, Update) else str(update)
+    if error is None:
+        what = f"{PROCESS_DIED} (il processo è morto mentre gestiva questo update)"
+    else:
+        what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     return (
-        f"<b>Errore</b>: {_escaped_head(str(error), 300)}\n"
+        f"<b>Errore</b>: {_escaped_head(what, 300)}\n"
         f"<pre>{_escaped_head(json.dumps(payload, ensure_ascii=False), 1200)}</pre>\n"
         f"<pre>{_escaped_tail(tb, 2000)}</pre>"
     )

@@ -449,3 +449,48 @@ def test_a_bid_on_an_old_group_keyboard_is_said_in_the_answer_while_the_group_wa
     assert said is not None and said.startswith("✓ Hai detto:")
     assert shown_soon(box, applied, (10, 5)) is None  # type: ignore[arg-type]
     assert shown_soon(box, applied, None) is None  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- issue 48
+
+
+def test_the_final_message_sums_the_matchs_rating_changes() -> None:
+    from bot.ratings import model
+    from bot.ratings.texts import with_match_changes
+    from storage.ratings import RatingSeat
+
+    def seat(n: int, player: str, before: float, after: float) -> RatingSeat:
+        # sigma fixed: each point of mu is SCALE shown points
+        return RatingSeat(n, player, before, 1.0, after, 1.0)
+
+    step = 1 / model.SCALE  # mu for one shown point
+    units = [  # two units; one computer level on seats 1 and 2: one player, once per unit
+        [seat(0, "u:1", 30, 30 + 5 * step), seat(1, "cpu:normale", 30, 30 - 5 * step),
+         seat(2, "cpu:normale", 30, 30 - 5 * step)],
+        [seat(0, "u:1", 30 + 5 * step, 30 + 2 * step),
+         seat(1, "cpu:normale", 30 - 5 * step, 30 - 2 * step),
+         seat(2, "cpu:normale", 30 - 5 * step, 30 - 2 * step)],
+    ]
+    final = "🏁 <b>Partita finita!</b>\n1. Ada: <b>+3</b>\n\nVince: Ada\n🔁 Rivincita: …"
+    text = with_match_changes("it", final, units, ["Ada", "Cpu", "Cpu"])
+    lines = text.splitlines()
+    start = model.shown(30, 1.0)
+    assert lines[-1] == "🔁 Rivincita: …"  # what next stays last
+    assert lines[lines.index("📈 <b>Rating</b> dopo la partita") + 1:][:2] == [
+        f"  Ada: <b>{start + 2}</b> (+2)", f"  🤖 normale: <b>{start - 2}</b> (−2)"]
+    assert text.count("🤖 normale") == 1
+    assert with_match_changes("it", final, [], ["Ada"]) == final  # nothing rated
+
+
+def test_the_admin_report_names_the_error() -> None:
+    from telegram import Update
+
+    from bot.app import error_report
+
+    update = Update(7)
+    died = error_report(update, None)
+    assert "ProcessDied" in died and "None" not in died.split("\n", 1)[0]
+    bare = error_report(update, KeyError())
+    assert bare.split("\n", 1)[0] == "<b>Errore</b>: KeyError"
+    said = error_report(update, RuntimeError("a <b> & c"))
+    assert said.split("\n", 1)[0] == "<b>Errore</b>: RuntimeError: a &lt;b&gt; &amp; c"

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
+from bot.features import rematch as rematch_feature
 from storage import repo
 from tests.e2e.driver import cheap_policy, small_table
 from tests.e2e.test_e2e_solo import open_solo_table
@@ -20,7 +22,10 @@ async def rematch(client: Client) -> aiohttp.ClientResponse:
         "Authorization": f"Bearer {client.token}", "Content-Type": "application/json"})
 
 
-async def test_rematch_from_the_final_sheet(tg: Any, tmp_path: Path) -> None:
+async def test_rematch_from_the_final_sheet(
+    tg: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rematch_feature, "CONFIRM_SECONDS", 2.0)
     bot, url = await _webapp_bot(tg, tmp_path)
     anna, bruno, carla = (tg.add_user(n, language_code="it") for n in ("Anna", "Bruno", "Carla"))
     for user in (anna, bruno, carla):
@@ -32,6 +37,8 @@ async def test_rematch_from_the_final_sheet(tg: Any, tmp_path: Path) -> None:
         await tg.wait_for_message(group, "Smazzata 1", after=sent)
         await table.play(cheap_policy)
         gid = table.game_id
+        sent = await carla.send(group, "/avvisami")
+        await tg.wait_for_message(group, "ti scrivo in privato", after=sent)
         async with aiohttp.ClientSession() as http:
             clients = {u.id: Client(http, url, tg, u) for u in (anna, carla)}
             for client in clients.values():
@@ -58,6 +65,10 @@ async def test_rematch_from_the_final_sheet(tg: Any, tmp_path: Path) -> None:
             assert response.status == 409 and "già" in (await response.json())["message"]
             response = await http.post(url + "api/rematch", data=b"{}")  # no token
             assert response.status == 401
+            # Bruno lets the time pass: his seat is free, and Carla (/avvisami) is told,
+            # with the group's title (the page's update has no chat: asked of Telegram)
+            told = await tg.wait_for_message(carla, "Si è aperto un tavolo", timeout=10)
+            assert "un tavolo in Tavolo:" in told.content
     finally:
         await bot.stop()
 

@@ -59,10 +59,15 @@ async def test_rating_block_and_share(tg: Any, tmp_path: Path) -> None:
             text = prepared.result["input_message_content"]["text"]
             assert text.startswith("📊 Fine della smazzata 1")
             assert "📈 Rating" in text and "\n  Anna: " in text
-            # the group's sheet of that smazzata (the match's last: no "next smazzata")
+            # the group's sheet of that smazzata (the match's last: no "next smazzata"),
+            # whose rating block went to the final scores below it (the match's changes:
+            # here its one smazzata's)
             sheet = next(m for m in tg.chat_messages(group, from_bot=True)
-                         if "📈 Rating" in m.content)
-            assert text == sheet.content
+                         if m.content.startswith("📊 Fine della smazzata 1"))
+            card_sheet, _, card_block = text.partition("\n\n📈 Rating\n")
+            assert card_sheet == sheet.content and card_block
+            final = tg.chat_messages(group, from_bot=True)[-1]
+            assert "\n📈 Rating dopo la partita\n" + card_block + "\n\n" in final.content
             card = tg.world.share_prepared(anna, prepared_id, group)  # shareMessage
             assert card.via_bot and card.sender is anna and card.content == text
             assert [b.url for b in card.buttons] == [

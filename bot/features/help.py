@@ -48,6 +48,8 @@ async def cmd_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         alias = f" (/{en})" if en != it else ""
         lines.append(f"/{it}{alias} — {tr(lang, 'cmd.' + it)}")
     lines += ["", tr(lang, "help.group_tail" if group else "help.private_tail")]
+    if context.bot.username:  # 🔁 Rivincita, and the inline mode (@bot in any chat)
+        lines.append(tr(lang, "help.extras", bot=context.bot.username))
     reply(context, message, "\n".join(lines))
 
 

@@ -18,6 +18,7 @@ import logging
 from typing import Any
 
 from telegram import Update
+from telegram.error import TelegramError
 from telegram.ext import Application, CommandHandler, ContextTypes
 
 from bot.budget import Priority
@@ -68,22 +69,30 @@ async def cmd_notify(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     reply(context, message, tr(lang, "notify.on" if added else "notify.already", name=name))
 
 
-def lobby_opened(rt: Runtime, game_id: int, group_title: str) -> asyncio.Task[None]:
-    """A lobby opened in a group: tell its subscribers, in the background (the task)."""
-    return rt.tables.background(_tell(rt, game_id, group_title))
+def lobby_opened(rt: Runtime, game_id: int, group_title: str,
+                 skip: frozenset[int] = frozenset()) -> asyncio.Task[None]:
+    """A lobby opened in a group (or a rivincita's freed seats: ``skip``, whose seats
+    they were): tell its subscribers, in the background (the task). ``group_title``
+    empty: asked of Telegram."""
+    return rt.tables.background(_tell(rt, game_id, group_title, skip))
 
 
-async def _tell(rt: Runtime, game_id: int, group_title: str) -> None:
+async def _tell(rt: Runtime, game_id: int, group_title: str, skip: frozenset[int]) -> None:
     row = await rt.service.row(game_id)
     subscribers = []
     for user_id, reachable in await social.notify_subscribers(rt.db, row.chat_id):
         if not reachable:  # blocked the bot (a 403, or Telegram said so): no more
             await _blocked(rt, user_id)
-        elif user_id != row.creator_id:
+        elif user_id != row.creator_id and user_id not in skip:
             subscribers.append(user_id)
     if not subscribers or not await social.claim_notify_round(
             rt.db, row.chat_id, game_id, ROUND_GAP):
         return
+    if not group_title:  # (a rivincita opened from the Mini App: no chat in its update)
+        try:
+            group_title = (await rt.tables.bot.get_chat(row.chat_id)).title or ""
+        except TelegramError as exc:
+            log.info("chat %s: no title for the lobby messages (%s)", row.chat_id, exc)
     group_lang = (await rt.chat_prefs(row.chat_id)).language
     link = f"https://t.me/{rt.tables.bot.username}?start=j{game_id}"
     sent = 0

@@ -9,11 +9,15 @@ same chat (and topic) with the same settings and the same seats, the computers i
 * Alone in a private chat (only computers beside the person): one press and the same
   computers deal again.
 * A second press (by anyone) or a press by someone who did not play: a short alert.
+* Seats freed for want of a confirmation make the lobby one "with seats" like any other:
+  the group's ``/avvisami`` subscribers are told then (:mod:`bot.features.notify`; not
+  the people whose seats were freed: they saw the lobby already).
 
 State: the finished game's UI JSON records the lobby it opened (``rematch``); the lobby's
-records where it came from (``rematch_of``), who is still waiting (``wait``) and until
-when (``until``); see :func:`bot.features.lobby_message.waiting_of`. The expiry is a
-named job (``rematch:<lobby>``), armed again after a restart (:func:`resume`).
+records where it came from (``rematch_of``), who is still waiting (``wait``), until
+when (``until``) and the group's title for ``/avvisami`` (``title``); see
+:func:`bot.features.lobby_message.waiting_of`. The expiry is a named job
+(``rematch:<lobby>``), armed again after a restart (:func:`resume`).
 """
 
 from __future__ import annotations
@@ -27,11 +31,11 @@ from telegram import Update
 from telegram.ext import Application, CallbackQueryHandler, ContextTypes
 
 from bot import callbacks as cb
-from bot.features import seasons
+from bot.features import notify, seasons
 from bot.features.common import alert, answer
 from bot.features.lobby_message import show_lobby, waiting_of
 from bot.i18n import tr
-from bot.prefs import seat_count
+from bot.prefs import is_private_chat, seat_count
 from bot.runtime import Runtime, rt_of
 from bot.service import Refused, match_prefs
 from bot.tables import ui_patch
@@ -42,7 +46,7 @@ log = logging.getLogger(__name__)
 #: Seconds a person of the last match has to confirm their seat (the default turn time).
 CONFIRM_SECONDS = 90.0
 #: UI JSON keys (see the module docstring).
-OPENED, ORIGIN, WAIT, UNTIL = "rematch", "rematch_of", "wait", "until"
+OPENED, ORIGIN, WAIT, UNTIL, TITLE = "rematch", "rematch_of", "wait", "until", "title"
 
 
 def opened_from(row: GameRow) -> int | None:
@@ -54,10 +58,12 @@ def opened_from(row: GameRow) -> int | None:
     return value if isinstance(value, int) else None
 
 
-async def rematch(rt: Runtime, game_id: int, user_id: int) -> tuple[int, bool]:
+async def rematch(rt: Runtime, game_id: int, user_id: int,
+                  group_title: str = "") -> tuple[int, bool]:
     """Open the rivincita of finished game ``game_id`` for ``user_id`` (raises
     :class:`Refused`): the new game's id, and whether it started at once (nobody else
-    to wait for). The chat's button and the Mini App's both come here."""
+    to wait for). The chat's button and the Mini App's both come here (``group_title``:
+    the group's, if the update carried it, for ``/avvisami``)."""
     old = await rt.service.row(game_id)
     seat = old.seat_of(user_id)
     if seat is None or not seat.is_human:
@@ -95,7 +101,7 @@ async def rematch(rt: Runtime, game_id: int, user_id: int) -> tuple[int, bool]:
     if not waiting:
         return new_id, await start_if_ready(rt, new_id)
     until = time.time() + CONFIRM_SECONDS
-    await rt.service.save_ui(new_id, {WAIT: waiting, UNTIL: until})
+    await rt.service.save_ui(new_id, {WAIT: waiting, UNTIL: until, TITLE: group_title or None})
     arm(rt, new_id, until)
     show_lobby(rt, new_id)
     return new_id, False
@@ -146,10 +152,14 @@ async def expire(rt: Runtime, game_id: int) -> None:
         seat = row.seat_of(user_id)
         if seat is not None:
             await rt.service.free_seat(game_id, seat.seat)
-    await rt.service.save_ui(game_id, {WAIT: None, UNTIL: None})
+    title = json.loads(row.ui_json or "{}").get(TITLE)
+    await rt.service.save_ui(game_id, {WAIT: None, UNTIL: None, TITLE: None})
     log.info("rivincita %s: %s did not confirm in time, their seats are free", game_id,
              waiting)
     show_lobby(rt, game_id)
+    if not is_private_chat(row.chat_id):  # a lobby with seats now: "/avvisami"
+        notify.lobby_opened(rt, game_id, title if isinstance(title, str) else "",
+                            skip=frozenset(waiting))
 
 
 # --------------------------------------------------------------------------- the timer
@@ -203,7 +213,8 @@ async def on_rematch_button(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         data = cb.parse(query.data)
         op = data.parts[0]
         if op == "go":
-            await rematch(rt, data.game_id, user.id)
+            chat = update.effective_chat
+            await rematch(rt, data.game_id, user.id, (chat.title or "") if chat else "")
             await answer(query, tr(lang, "rematch.opened"))
         elif op == "ok":
             await confirm(rt, data.game_id, user.id)

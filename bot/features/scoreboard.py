@@ -48,8 +48,12 @@ async def cmd_leaderboard(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         for r in rows
     ]
     text = texts.leaderboard_text(lang, lines, briscola_hint=has_briscola)
+    hints = [tr(lang, "board.rating_hint")] if lines else []
     if season is not None:  # (the table of all time, asked for)
-        text = f"{text}\n\n{tr(lang, 'board.alltime_hint')}"
+        hints.insert(0, tr(lang, "board.alltime_hint"))
+    if hints:
+        text = "\n".join([text, "", *hints]) if not has_briscola else \
+            "\n".join([text, *hints])
     reply(context, message, text)
 
 

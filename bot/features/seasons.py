@@ -145,7 +145,7 @@ async def season_table(ex: Executor, chat_id: int, season: Season) -> list[Line]
 def board_text(lang: str, season: Season, lines: Sequence[Line], *, briscola_hint: bool) -> str:
     """``/classifica``: the season's table, and how to see the table of all time."""
     label = texts.esc(season.label(lang))
-    hint = [tr(lang, "board.season_hint")]
+    hint = [tr(lang, "board.season_hint"), tr(lang, "board.rating_hint")]
     if briscola_hint:
         hint.append(tr(lang, "board.briscola_hint"))
     if not lines:

@@ -56,6 +56,48 @@ def with_changes(lang: str, result: str, seats: Sequence[RatingSeat],
     return clip(result + "\n\n" + block)
 
 
+def match_lines(lang: str, units: Sequence[Sequence[RatingSeat]],
+                names: Sequence[str]) -> list[str]:
+    """The rating changes of a whole match, over its rated units in order: each player's
+    rating after the last unit, and the sum of the changes shown on the unit's sheets
+    (a computer level met at another table of the chat meanwhile is not counted); none
+    if no unit was rated."""
+    order: list[str] = []
+    name_of: dict[str, str] = {}
+    rating: dict[str, int] = {}
+    change: dict[str, int] = {}
+    for seats in units:
+        seen: set[str] = set()  # (a computer level on several seats: once per unit)
+        for seat in seats:
+            if seat.player in seen:
+                continue
+            seen.add(seat.player)
+            if seat.player not in rating:
+                order.append(seat.player)
+                name_of[seat.player] = names[seat.seat] if seat.seat < len(names) else ""
+                change[seat.player] = 0
+            after = model.shown(seat.mu, seat.sigma)
+            rating[seat.player] = after
+            change[seat.player] += after - model.shown(seat.mu_before, seat.sigma_before)
+    if not order:
+        return []
+    return [tr(lang, "rating.match_changes"), *(
+        tr(lang, "rating.change_line", name=player_name(lang, key, name_of[key]),
+           rating=rating[key], change=signed_change(change[key])) for key in order)]
+
+
+def with_match_changes(lang: str, final: str, units: Sequence[Sequence[RatingSeat]],
+                       names: Sequence[str]) -> str:
+    """The final scores with the match's rating changes, before their last line (what
+    next: 🔁 Rivincita, /nuova)."""
+    lines = match_lines(lang, units, names)
+    if not lines:
+        return final
+    head, _, last = final.rpartition("\n")
+    return clip("\n".join([head, "", *lines, "", last]) if head else final + "\n\n" +
+                "\n".join(lines))
+
+
 def board_text(lang: str, boards: Mapping[str, Sequence[RatingRow]]) -> str:
     """``/classifica rating``: one table per family that has ratings in the chat."""
     if not any(boards.values()):

@@ -353,17 +353,26 @@ class Renderer:
         """The results not posted yet, then the final scores, as new messages."""
         messages: list[NewMessage] = []
         posted = drawn.ui.scored
+        # the match's last message: the final scores, the match's rating changes and
+        # 🔁 Rivincita together (the last result then leaves its rating block to it)
+        final = game.is_over() and not drawn.ui.over and game.final is not None
         if game.scored_count > posted:
             results = await self._results(row, game, posted)
             for i, result in enumerate(results, start=posted + 1):
                 over = game.is_over() and i == game.scored_count
                 text = texts.any_result_text(lang, style, result, names, over, game.morto)
-                text = await self._with_ratings(row, result.smazzata, text, names, lang)
+                if not (over and final):
+                    text = await self._with_ratings(row, result.smazzata, text, names, lang)
                 messages.append((chat_id, text, None, row.thread_id, _scored(i), None,
                                  self.group_rank(row), None))
-        if game.is_over() and not drawn.ui.over and game.final is not None:
+        if final:
+            assert game.final is not None
             text = texts.final_text(lang, game.final, names, game.rules.game, game.rules.sides,
                                     alone=is_private_chat(row.chat_id))
+            if self.ratings is not None:
+                units = await self.ratings(row.game_id)
+                text = rating_texts.with_match_changes(
+                    lang, text, [units[k] for k in sorted(units)], names)
             # 🔁 Rivincita under the match's last message (bot/features/rematch.py)
             messages.append((chat_id, text, kb.rematch_keyboard(lang, row.game_id),
                              row.thread_id, _over, None, self.group_rank(row), None))

@@ -518,14 +518,23 @@ def test_a_phone_plays_a_match_of_plain_briscola_under_telegrams_script(
         group.locator(".message", has_text="Partita finita").last.wait_for(timeout=15000)
         app.locator('#overlay[data-kind="sheet"]').wait_for(timeout=10000)
         assert app.locator("table.sides tr").count() == 2
+        # the match's last sheet (issue 48): the ratings (Anna, the computer's level),
+        # "share" where the client speaks Bot API 8.0, and 🔁 Rivincita
+        sync_api.expect(app.locator("table.ratings tr")).to_have_count(2)
+        shares = app.evaluate("() => Telegram.WebApp.isVersionAtLeast('8.0')")
+        assert app.locator(".share-button").count() == (1 if shares else 0)
+        sync_api.expect(app.locator(".rematch-sheet-button")).to_have_text("🔁 Rivincita")
         phone.host("pressBack()")
         app.locator("#overlay").wait_for(state="hidden")
         phone.shot(shots, "webapp-briscola-end.png")
-        # 🔁 Rivincita from the page (issue 48): Anna and the same computer deal again at
-        # once, and the page follows the new table
+        # 🔁 Rivincita from the page (issue 48): under the result and on the last sheet,
+        # pressed there: Anna and the same computer deal again at once, the sheet closes
+        # and the page follows the new table
         rematch = app.locator("#rematch-button")
         sync_api.expect(rematch).to_have_text("🔁 Rivincita")
-        rematch.click()
+        app.locator("#sheet-button").click()
+        app.locator(".rematch-sheet-button").click()
+        app.locator("#overlay").wait_for(state="hidden", timeout=10000)
         sync_api.expect(app.locator("#toast")).to_contain_text("Rivincita")
         app.wait_for_function("() => document.body.dataset.phase !== 'over'", timeout=15000)
         sync_api.expect(app.locator("#hand .card")).to_have_count(3, timeout=15000)

@@ -75,8 +75,20 @@ async def test_menus_help_rules_and_wrong_chats(tg: Any, tmp_path: Path) -> None
         help_group = await answer(group, ugo, "/aiuto@" + tg.bot.username)
         assert "comandi" in help_group.content and "/nuova" in help_group.content
         assert "/mano" not in help_group.content
+        # issue 48: every /classifica variant, /avvisami, /statistiche @nome, the
+        # rivincita and the inline mode (in the bot's command menu too)
+        for said in ("/classifica sempre", "/classifica rating", "/classifica briscola",
+                     "/avvisami", "/statistiche @nome", "Rivincita",
+                     f"@{tg.bot.username}"):
+            assert said in help_group.content, said
+        board = next(c for c in tg.commands(groups, "it") if c["command"] == "classifica")
+        assert "/classifica rating" in board["description"]
+        board = next(c for c in tg.commands(groups, "en") if c["command"] == "leaderboard")
+        for said in ("/leaderboard always", "/leaderboard rating", "/leaderboard briscola"):
+            assert said in board["description"], said
         help_private = await answer(emma, emma, "/help")
         assert "commands" in help_private.content and "/mano (/hand)" in help_private.content
+        assert "Rematch" in help_private.content and f"@{tg.bot.username}" in help_private.content
 
         rules = await answer(group, ugo, "/regole")
         assert "Regole della Briscola chiamata" in rules.content

@@ -37,26 +37,46 @@ async def test_result_sheets_boards_and_statistics(tg: Any, tmp_path: Path) -> N
         db = bot.rt.db
         assert (await table.row()).status == "finished"
 
-        # every smazzata's sheet carries the rating changes, equal to a rebuild's
+        # every smazzata's sheet but the last carries the rating changes, equal to a
+        # rebuild's; the match's last message carries the whole match's (after its last
+        # unit, the sum of its changes) and 🔁 Rivincita together
         rebuilt = fold(await rating_store.units(db), {})
         by_unit: dict[int, dict[str, tuple[int, int]]] = {}
         for unit_id, seat in rebuilt.seats:
             after = model.shown(seat.mu, seat.sigma)
             by_unit.setdefault(unit_id, {})[seat.player] = (
                 after, after - model.shown(seat.mu_before, seat.sigma_before))
-        sheets = [m for m in tg.chat_messages(group, from_bot=True) if "📈" in m.content]
+        said = [m for m in tg.chat_messages(group, from_bot=True) if "📈" in m.content]
         units = await rating_store.units(db)
         results = await repo.load_smazzata_results(db, table.game_id)  # type: ignore[arg-type]
-        assert len(units) == len(results) == len(sheets) >= 6
-        for sheet, unit in zip(sheets, units, strict=True):
-            lines = sheet.content.split("📈 Rating\n", 1)[1].splitlines()
-            shown = {line.split(":")[0].strip(): line.split(":")[1].strip() for line in lines
-                     if ":" in line and "(" in line}
+        assert len(units) == len(results) == len(said) >= 6
+        sheets, final = said[:-1], said[-1]
+        assert final == tg.chat_messages(group, from_bot=True)[-1]  # the last message
+        assert "Partita finita" in final.content
+        assert [b.callback_data for b in final.buttons] == [f"r:{table.game_id}:go"]
+        names = {model.user_key(u.id): u.first_name for u in (ada, bea, cleo)}
+
+        def shown(text: str, head: str) -> dict[str, str]:
+            lines = text.split(head, 1)[1].split("\n\n", 1)[0].splitlines()
+            return {line.split(":")[0].strip(): line.split(":")[1].strip() for line in lines
+                    if ":" in line and "(" in line}
+
+        def signed(change: int) -> str:
+            return f"+{change}" if change > 0 else (f"−{-change}" if change < 0 else "±0")
+
+        for sheet, unit in zip(sheets, units[:-1], strict=True):
             for key, (rating, change) in by_unit[unit.unit_id].items():
-                name = {model.user_key(u.id): u.first_name for u in (ada, bea, cleo)}.get(
-                    key, "🤖 facile")
-                sign = f"+{change}" if change > 0 else (f"−{-change}" if change < 0 else "±0")
-                assert shown[name] == f"{rating} ({sign})", (sheet.content, key)
+                name = names.get(key, "🤖 facile")
+                assert shown(sheet.content, "📈 Rating\n")[name] == \
+                    f"{rating} ({signed(change)})", (sheet.content, key)
+        assert "📈" not in next(m for m in tg.chat_messages(group, from_bot=True)
+                               if f"Fine della smazzata {len(units)}" in m.content).content
+        total = shown(final.content, "📈 Rating dopo la partita\n")
+        assert set(total) == {names.get(k, "🤖 facile") for k in by_unit[units[0].unit_id]}
+        for key in by_unit[units[-1].unit_id]:
+            rating = by_unit[units[-1].unit_id][key][0]
+            change = sum(by_unit[u.unit_id][key][1] for u in units)
+            assert total[names.get(key, "🤖 facile")] == f"{rating} ({signed(change)})"
             scored = json.loads(next(r.result_json for r in results
                                      if r.smazzata_index == unit.smazzata_index))
             calling = {scored["chiamante"], scored["socio"]}

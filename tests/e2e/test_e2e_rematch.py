@@ -138,12 +138,17 @@ async def test_a_seat_not_confirmed_in_time_is_free(
             await p.start_bot()
         group = tg.add_group("Circolo", [ada, ben, dora], admins=[ada])
         table, final = await finished_match(tg, bot, group, [ada, ben])
+        for person in (ben, dora):  # /avvisami (after the first lobby: no round yet)
+            sent = await person.send(group, "/avvisami")
+            await tg.wait_for_message(group, "ti scrivo in privato", after=sent)
         old = await table.row()
         answer = await (await ada.press(final, f"r:{old.game_id}:go")).wait(10)
         assert not answer.show_alert, answer.text
         lobby = await active(bot, group.id)
         ben_seat = lobby.seat_of(ben.id)
         assert ben_seat is not None
+        assert not [m for m in tg.chat_messages(dora, from_bot=True)
+                    if "Si è aperto un tavolo" in m.content]  # every seat taken yet
 
         def redrawn() -> Any:
             return next((m for m in tg.chat_messages(group, from_bot=True)
@@ -155,6 +160,11 @@ async def test_a_seat_not_confirmed_in_time_is_free(
         assert f"r:{lobby.game_id}:ok" not in [b.callback_data for b in message.buttons]
         row = await active(bot, group.id)
         assert row.seat_of(ben.id) is None and len(row.seats) == 4
+        # a seat free: the subscribers are told as for any lobby with seats (Dora), not
+        # the one whose seat it was (Ben), with the lobby's link and the group's title
+        told = await tg.wait_for_message(dora, "Si è aperto un tavolo", timeout=10)
+        assert "Circolo" in told.content and "1 posto libero" in told.content
+        assert any(f"start=j{lobby.game_id}" in (b.url or "") for b in told.buttons)
         # Ben comes back late: his confirmation is refused, the free seat is his to take
         answer = await (await ben.press(message, f"l:{lobby.game_id}:join")).wait(10)
         assert not answer.show_alert, answer.text
@@ -165,6 +175,10 @@ async def test_a_seat_not_confirmed_in_time_is_free(
         await tg.wait_for_message(group, "Smazzata 1", after=sent, timeout=10)
         row = await repo.get_game(bot.rt.db, lobby.game_id)
         assert row is not None and row.status == "playing"
+        assert not [m for m in tg.chat_messages(ben, from_bot=True)
+                    if "Si è aperto un tavolo" in m.content]
+        assert len([m for m in tg.chat_messages(dora, from_bot=True)
+                    if "Si è aperto un tavolo" in m.content]) == 1
     finally:
         await bot.stop()
 

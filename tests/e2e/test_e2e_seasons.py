@@ -40,6 +40,7 @@ async def test_season_table_podium_and_setting(tg: Any, tmp_path: Path) -> None:
         sent = await ben.send(group, "/classifica")
         board = await tg.wait_for_message(group, "Classifica — ottobre 2026", after=sent)
         assert "Ada <3" in board.content and "/classifica sempre" in board.content
+        assert "I rating: /classifica rating" in board.content
         for name, user in (("Ada <3", ada), ("Ben", ben)):
             line = next(x for x in board.content.splitlines() if name in x)
             assert signed(alltime[user.id]) in line
@@ -52,6 +53,7 @@ async def test_season_table_podium_and_setting(tg: Any, tmp_path: Path) -> None:
         sent = await ben.send(group, "/classifica sempre")
         board = await tg.wait_for_message(group, "Classifica", after=sent)
         assert "Ada <3" in board.content and "Questa stagione: /classifica" in board.content
+        assert "I rating: /classifica rating" in board.content
 
         # the first message of the next game starts with October's podium; only once
         sent = await ben.send(group, "/nuova")

@@ -186,6 +186,7 @@ async function rematch() {
     });
     const result = await response.json().catch(() => ({}));
     toast(result.message || response.statusText, !response.ok);
+    if (response.ok && app.overlay === "sheet") closeOverlayAll();  // (pressed on the sheet)
     if (response.ok && result.started) {
       history.replaceState(null, "", `${location.pathname}?table=${result.table}`);
       reconnect();
@@ -684,6 +685,10 @@ function showSheet(sheet) {
   // "share" sends the result card to a chat the user picks: Bot API 8.0's shareMessage
   if (atLeast("8.0") && tg.shareMessage) {
     body.push(button(s.ui.share, "call share-button", () => shareSheet(sheet.smazzata)));
+  }
+  // the match's last sheet: 🔁 Rivincita too (as under the final scores), for its players
+  if (s.final && s.me !== null && s.sheet && sheet.smazzata === s.sheet.smazzata) {
+    body.push(button(s.ui.rematch, "call rematch-sheet-button", rematch));
   }
   openOverlay("sheet", sheet.title, body);
   drawRatings(ratings, sheet.smazzata);
