@@ -192,7 +192,8 @@ async def test_old_schema_is_migrated_on_start_and_keeps_its_data(
         game = await replay(bot.rt.db, row)
         seat = row.seat_of(player.id)
         assert seat is not None and board[player.id].total == game.totals[seat.seat]
-        await player.send(group, "/classifica")
+        # the veteran's points are of an earlier season: the all-time table shows them
+        await player.send(group, "/classifica sempre")
         await table.until(
             lambda: any("Veterano" in m.content for m in group.messages.values() if m.from_bot),
             5,
