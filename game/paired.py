@@ -231,6 +231,8 @@ def play_deal(
     first: list[int | None] = [None] * len(units)
     #: exact: the clone at each unit's first differing move, and ``a``'s move there
     branches: list[tuple[int, Game, Action]] = []
+    #: continuation b: each differing move's play-out, compared with the reference at the end
+    one_step: list[tuple[int, Outcome]] = []
     choices = differing = continuations = 0
     index = 0
     while not _done(game):
@@ -249,6 +251,13 @@ def play_deal(
                     first[unit] = index
                 if continuation is None:
                     branches.append((unit, game.clone(), other))
+                elif continuation == b:
+                    # b's move played out by b is the reference itself: one play-out
+                    branch = game.clone()
+                    branch.apply(seat, other)
+                    table.play_out(branch, [b] * seats)
+                    one_step.append((unit, outcome(branch, units)))
+                    continuations += 1
                 else:
                     gain, margin = _advantage(
                         table, game, seat, other, action, continuation, units, unit
@@ -259,6 +268,9 @@ def play_deal(
         game.apply(seat, action)
         index += 1
     reference = outcome(game, units)
+    for unit, result in one_step:
+        diffs[unit] += result.scores[unit] - reference.scores[unit]
+        margin_diffs[unit] += result.margins[unit] - reference.margins[unit]
     for unit, branch, other in branches:
         seat_kinds = [a if unit_of.get(s) == unit else b for s in range(seats)]
         seat = branch.current_seat()

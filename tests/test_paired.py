@@ -93,13 +93,16 @@ def test_one_differing_decision_branches_exactly_there() -> None:
     assert exact.first == (None, None, index, None, None)
     assert exact.continuations == 1
     assert [d for i, d in enumerate(exact.diffs) if i != 2] == [0.0] * 4
-    # the reference continuation at the same single decision: two play-outs, and with
-    # normale as the continuation (the deviant plays as normale afterwards) the same
+    # a reference continuation at the same single decision: two play-outs (one when the
+    # continuation is b: b's move played out by b is the reference game); with normale's
+    # play as the continuation (the deviant plays as normale afterwards) the same
     # difference as the exact branch
-    reference = paired.play_deal(0, 5, "deviant", "normale", FIVE, "normale", make=make)
-    assert reference.differing == 1
-    assert reference.continuations == 2
-    assert reference.diffs == exact.diffs
+    for continuation, plays in (("heuristic", 2), ("normale", 1)):
+        reference = paired.play_deal(0, 5, "deviant", "normale", FIVE, continuation, make=make)
+        assert reference.differing == 1
+        assert reference.first == exact.first
+        assert reference.continuations == plays
+        assert reference.diffs == exact.diffs
 
 
 def test_exact_mode_is_the_arena_deal_by_deal() -> None:
