@@ -106,7 +106,9 @@ def test_one_differing_decision_branches_exactly_there() -> None:
 
 
 def test_exact_mode_is_the_arena_deal_by_deal() -> None:
-    for options, deals in ((FIVE, 4), (BRISCOLA_2, 6)):
+    morto = TableOptions(players=4, match_end="hands:1")
+    briscola_4 = TableOptions(game="briscola", players=4, match_end="hands:1")
+    for options, deals in ((FIVE, 4), (BRISCOLA_2, 6), (morto, 3), (briscola_4, 3)):
         stats = arena.run(deals, 23, "random", "normale", options=options)
         for deal in range(deals):
             result = paired.play_deal(deal, 23, "random", "normale", options)
