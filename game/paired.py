@@ -76,13 +76,14 @@ import argparse
 import math
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import Pool
 
 from game.actions import Action
 from game.arena import (
     PlayerFactory,
+    Serial,
     deal_seed_of,
     mean_ci,
     seat_seed,
@@ -452,7 +453,7 @@ def run(
     results: list[DealResult] = []
     values: list[float] = []
     verdict: Verdict | None = None
-    with Pool(jobs) if jobs > 1 else _Serial() as pool:
+    with Pool(jobs) if jobs > 1 else Serial() as pool:
         for result in pool.imap(_run, tasks, chunksize=1):
             results.append(result)
             values.append(result.value)
@@ -463,21 +464,6 @@ def run(
                 break
     assert verdict is not None
     return Run(results, verdict)
-
-
-class _Serial:
-    """``Pool``'s ``imap`` in this process (``--jobs 1``)."""
-
-    def __enter__(self) -> _Serial:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def imap(
-        self, func: Callable[[_Task], DealResult], tasks: Iterable[_Task], chunksize: int
-    ) -> Iterator[DealResult]:
-        return map(func, tasks)
 
 
 def summary_line(results: Sequence[DealResult]) -> str:
