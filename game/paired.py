@@ -162,6 +162,8 @@ class DealResult:
     #: None where it never differed
     first: tuple[int | None, ...] = ()
     continuations: int = 0
+    #: ``diff`` split by the phase of the differing decision (exact: of the unit's first)
+    by_phase: dict[str, float] = field(default_factory=dict)
 
     @property
     def value(self) -> float:
@@ -233,7 +235,10 @@ def play_deal(
     #: exact: the clone at each unit's first differing move, and ``a``'s move there
     branches: list[tuple[int, Game, Action]] = []
     #: continuation b: each differing move's play-out, compared with the reference at the end
-    one_step: list[tuple[int, Outcome]] = []
+    one_step: list[tuple[int, str, Outcome]] = []
+    #: per unit, its difference by the phase of the decision that made it
+    phases: list[dict[str, float]] = [{} for _ in units]
+    first_phase: list[str] = ["" for _ in units]
     choices = differing = continuations = 0
     index = 0
     while not _done(game):
@@ -248,8 +253,10 @@ def play_deal(
             other, _ = table.choose(a, seat, game)
             if other != action:
                 differing += 1
+                phase = game.phase.value
                 if first[unit] is None:
                     first[unit] = index
+                    first_phase[unit] = phase
                 if continuation is None:
                     branches.append((unit, game.clone(), other))
                 elif continuation == b:
@@ -257,7 +264,7 @@ def play_deal(
                     branch = game.clone()
                     branch.apply(seat, other)
                     table.play_out(branch, [b] * seats)
-                    one_step.append((unit, outcome(branch, units)))
+                    one_step.append((unit, phase, outcome(branch, units)))
                     continuations += 1
                 else:
                     gain, margin = _advantage(
@@ -265,13 +272,15 @@ def play_deal(
                     )
                     diffs[unit] += gain
                     margin_diffs[unit] += margin
+                    _add(phases[unit], phase, gain)
                     continuations += 2
         game.apply(seat, action)
         index += 1
     reference = outcome(game, units)
-    for unit, result in one_step:
+    for unit, phase, result in one_step:
         diffs[unit] += result.scores[unit] - reference.scores[unit]
         margin_diffs[unit] += result.margins[unit] - reference.margins[unit]
+        _add(phases[unit], phase, result.scores[unit] - reference.scores[unit])
     for unit, branch, other in branches:
         seat_kinds = [a if unit_of.get(s) == unit else b for s in range(seats)]
         seat = branch.current_seat()
@@ -281,7 +290,12 @@ def play_deal(
         result = outcome(branch, units)
         diffs[unit] = result.scores[unit] - reference.scores[unit]
         margin_diffs[unit] = result.margins[unit] - reference.margins[unit]
+        _add(phases[unit], first_phase[unit], diffs[unit])
         continuations += 1
+    by_phase: dict[str, float] = {}
+    for split in phases:
+        for phase, value in split.items():
+            _add(by_phase, phase, value / len(units))
     return DealResult(
         deal,
         tuple(diffs),
@@ -294,7 +308,12 @@ def play_deal(
         differing,
         tuple(first),
         continuations,
+        by_phase,
     )
+
+
+def _add(totals: dict[str, float], key: str, value: float) -> None:
+    totals[key] = totals.get(key, 0.0) + value
 
 
 def _advantage(
@@ -514,6 +533,13 @@ def report(run_: Run, a: str, b: str) -> str:
         )
         + f"; continuations played {sum(r.continuations for r in results)}"
     )
+    phases = sorted({phase for r in results for phase in r.by_phase})
+    if phases:
+        parts = []
+        for phase in phases:
+            part, part_half = mean_ci([r.by_phase.get(phase, 0.0) for r in results])
+            parts.append(f"{phase} {part:+.4f} (± {part_half:.4f})")
+        lines.append(f"{a} minus {b} by the phase of the differing decision: " + ", ".join(parts))
     lines.append(
         "decisions asked: " + ", ".join(f"{kind} {count}" for kind, count in sorted(asked.items()))
     )

@@ -103,6 +103,7 @@ def test_one_differing_decision_branches_exactly_there() -> None:
         assert reference.first == exact.first
         assert reference.continuations == plays
         assert reference.diffs == exact.diffs
+        assert reference.by_phase == exact.by_phase
 
 
 def test_exact_mode_is_the_arena_deal_by_deal() -> None:
@@ -118,6 +119,9 @@ def test_exact_mode_is_the_arena_deal_by_deal() -> None:
             else:
                 assert result.value == pytest.approx(stats["random"].per_deal[deal])
             assert result.differing >= 1
+            # the split by phase adds up to the difference
+            assert sum(result.by_phase.values()) == pytest.approx(result.diff)
+            assert set(result.by_phase) <= {"auction", "declaration", "play"}
 
 
 def test_a_deal_is_a_function_of_the_seed() -> None:
@@ -128,6 +132,7 @@ def test_a_deal_is_a_function_of_the_seed() -> None:
         first = paired.play_deal(2, 31, "random", "normale", FIVE, continuation)
         again = paired.play_deal(2, 31, "random", "normale", FIVE, continuation)
         assert key(first) == key(again)
+        assert sum(first.by_phase.values()) == pytest.approx(first.diff)
         other = paired.play_deal(2, 32, "random", "normale", FIVE, continuation)
         assert key(other) != key(first)
 
