@@ -57,7 +57,11 @@ order, whatever ``--jobs`` is (deals computed beyond the stopping point are drop
   log((1−β)/α).
 
 Either way ``--max-deals`` ends the run (verdict ``max``). The rule and the seed belong in
-the repository before the run (docs/yardstick.md for the validation).
+the repository before the run (docs/yardstick.md for the validation). A measurement may
+span sessions: ``--per-deal`` prints each deal's figure, and a later run given them
+(``--prior v0,v1,…``) plays on from the next deal and checks the rule on the whole
+sequence, as one run would have (pool only when the rule and the seed were committed
+before the first run).
 
 *Scores.* In chiamata a unit's score is its seat's score points of the smazzata (R73–R76);
 in plain Briscola, its side's match score (win 1, patta ½, loss 0), with the card points
@@ -443,10 +447,13 @@ class Run:
 
     results: list[DealResult]
     verdict: Verdict
+    #: the earlier runs' figures this run continued (``run``'s ``prior``)
+    prior: list[float] = field(default_factory=list)
 
     @property
     def values(self) -> list[float]:
-        return [r.value for r in self.results]
+        """The figures of every deal, the prior ones first."""
+        return self.prior + [r.value for r in self.results]
 
     @property
     def cpu(self) -> float:
@@ -464,25 +471,38 @@ def run(
     progress: int = 0,
     make: PlayerFactory = create_player,
     echo: Callable[[str], None] = lambda line: None,
+    prior: Sequence[float] = (),
+    per_deal: bool = False,
 ) -> Run:
     """Compare ``a`` with ``b`` deal after deal until ``rule`` stops (every ``progress``
-    deals, ``echo`` gets a running line)."""
+    deals, ``echo`` gets a running line; with ``per_deal``, a line a deal).
+
+    ``prior``: the figures of deals 0 … k−1 of the same seed, pair and continuation from
+    an earlier run (its ``per_deal`` lines): this run plays deals k, k+1, … and the rule
+    is checked on the pooled sequence, as if one run had played them all."""
     options = (options or TableOptions()).model_copy(update={"match_end": "hands:1"})
-    tasks = ((deal, seed, a, b, options, continuation, make) for deal in range(rule.max_deals))
+    first = len(prior)
+    tasks = (
+        (deal, seed, a, b, options, continuation, make)
+        for deal in range(first, max(first, rule.max_deals))
+    )
     results: list[DealResult] = []
-    values: list[float] = []
-    verdict: Verdict | None = None
-    with Pool(jobs) if jobs > 1 else Serial() as pool:
-        for result in pool.imap(_run, tasks, chunksize=1):
-            results.append(result)
-            values.append(result.value)
-            verdict = rule.check(values)
-            if progress and len(results) % progress == 0 and verdict is None:
-                echo("... " + summary_line(results))
-            if verdict is not None:
-                break
+    values: list[float] = list(prior)
+    verdict = rule.check(values) if values else None
+    if verdict is None:
+        with Pool(jobs) if jobs > 1 else Serial() as pool:
+            for result in pool.imap(_run, tasks, chunksize=1):
+                results.append(result)
+                values.append(result.value)
+                verdict = rule.check(values)
+                if per_deal:
+                    echo(f"deal {result.deal} {result.value!r}")
+                if progress and len(results) % progress == 0 and verdict is None:
+                    echo("... " + summary_line(results))
+                if verdict is not None:
+                    break
     assert verdict is not None
-    return Run(results, verdict)
+    return Run(results, verdict, list(prior))
 
 
 def summary_line(results: Sequence[DealResult]) -> str:
@@ -496,7 +516,7 @@ def summary_line(results: Sequence[DealResult]) -> str:
 
 def report(run_: Run, a: str, b: str) -> str:
     results = run_.results
-    n = len(results)
+    n = len(run_.values)
     mean, half = mean_ci(run_.values)
     diff, diff_half = mean_ci([r.diff for r in results])
     margin, margin_half = mean_ci([r.margin_value for r in results])
@@ -511,7 +531,13 @@ def report(run_: Run, a: str, b: str) -> str:
     firsts = [f for r in results for f in r.first if f is not None]
     units = sum(len(r.first) for r in results)
     lines = [
-        f"{a} vs {b}: {n} deals, stopped by {run_.verdict.reason}",
+        f"{a} vs {b}: {n} deals, stopped by {run_.verdict.reason}"
+        + (
+            f" ({len(run_.prior)} from earlier runs; the lines below but this one are "
+            f"this run's {len(results)})"
+            if run_.prior
+            else ""
+        ),
         f"{a}'s score: {mean:+.4f} (95% CI {mean - half:+.4f} .. {mean + half:+.4f}); "
         f"{a} minus {b} in the same seats: {diff:+.4f} (± {diff_half:.4f}); "
         f"sd a deal {sd:.3f}",
@@ -543,7 +569,7 @@ def report(run_: Run, a: str, b: str) -> str:
     lines.append(
         "decisions asked: " + ", ".join(f"{kind} {count}" for kind, count in sorted(asked.items()))
     )
-    lines.append(f"CPU {cpu:.1f} s, {cpu / max(1, n):.2f} s a deal")
+    lines.append(f"CPU {cpu:.1f} s, {cpu / max(1, len(results)):.2f} s a deal")
     return "\n".join(lines)
 
 
@@ -573,6 +599,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--option", action="append", default=[], help="name=value, repeatable")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--progress", type=int, default=0, help="running line every N deals")
+    parser.add_argument(
+        "--per-deal", action="store_true", help="print each deal's figure ('deal K VALUE')"
+    )
+    parser.add_argument(
+        "--prior",
+        default="",
+        help="comma-separated figures of deals 0..k-1 from an earlier run (its --per-deal "
+        "lines): play on from deal k and check the rule on them all",
+    )
     args = parser.parse_args(argv)
     options = TableOptions.model_validate(parse_options(args.option))
     for kind in (args.a, args.b, args.continuation):
@@ -595,6 +630,8 @@ def main(argv: list[str] | None = None) -> None:
         args.jobs,
         args.progress,
         echo=lambda line: print(line, flush=True),
+        prior=[float(x) for x in args.prior.split(",") if x.strip()],
+        per_deal=args.per_deal,
     )
     print(report(result, args.a, args.b))
     print(f"wall time {time.perf_counter() - start:.1f} s")

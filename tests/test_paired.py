@@ -199,3 +199,27 @@ def test_cli_smoke(capsys: pytest.CaptureFixture[str]) -> None:
         )
     )
     assert "random vs normale: 1 deals, stopped by max" in capsys.readouterr().out
+
+
+def test_a_run_continued_from_its_prior_figures_is_the_same_run() -> None:
+    rule = paired.FixedWidth(None, min_deals=2, max_deals=4)
+    whole = paired.run(6, "random", "normale", rule, FIVE)
+    lines: list[str] = []
+    first = paired.run(
+        6,
+        "random",
+        "normale",
+        paired.FixedWidth(None, 2, 2),
+        FIVE,
+        echo=lines.append,
+        per_deal=True,
+    )
+    assert lines == [f"deal {r.deal} {r.value!r}" for r in first.results]
+    prior = [float(line.split()[2]) for line in lines]
+    rest = paired.run(6, "random", "normale", rule, FIVE, prior=prior)
+    assert [r.deal for r in rest.results] == [2, 3]
+    assert rest.values == whole.values
+    assert rest.verdict == whole.verdict == paired.Verdict("max", 4)
+    # a prior that already meets the rule plays nothing more
+    done = paired.run(6, "random", "normale", paired.FixedWidth(None, 2, 2), FIVE, prior=prior)
+    assert done.results == [] and done.verdict == paired.Verdict("max", 2)
