@@ -150,14 +150,7 @@ def play_deal(
                 deltas[seat] = points - share
         won = result.sides[result.winner] if result.winner is not None else ()
         return GameResult(
-            tuple(types),
-            tuple(deltas),
-            -1,
-            False,
-            times,
-            choice_times,
-            None,
-            won,
+            tuple(types), tuple(deltas), -1, False, times, choice_times, None, won,
             sides=tuple(tuple(side) for side in result.sides),
         )
     scored = next(e for e in game.history if isinstance(e, SmazzataScored))
@@ -270,7 +263,9 @@ def paired_difference(stats: dict[str, TypeStats], a: str, b: str) -> tuple[floa
     ``a``'s own score, is how much better ``a`` plays."""
     if a not in stats or b not in stats:
         return 0.0, 0.0
-    return mean_ci([x - y for x, y in zip(stats[a].per_deal, stats[b].per_deal, strict=True)])
+    return mean_ci(
+        [x - y for x, y in zip(stats[a].per_deal, stats[b].per_deal, strict=True)]
+    )
 
 
 def percentile(values: Sequence[float], q: float) -> float:
