@@ -1,9 +1,17 @@
 """The paired yardstick: two players compared on the same deals, seats and random streams,
 decision by decision, with a sequential stopping rule fixed before the run.
 
-    python -m game.paired --a esperto --b forte --seed 4701 --width 0.05 --max-deals 800
+    python -m game.paired --a esperto --b forte --seed 4701 --sprt 0,0.10 --max-deals 800
     python -m game.paired --a campione --b esperto --option game=briscola \\
-        --option players=2 --continuation normale --sprt 0.55,0.60
+        --option players=2 --width 0.03 --max-deals 2000 --per-deal
+    python -m game.paired --a esperto --b forte --continuation normale ...  (cheap, biased)
+
+Which to use (docs/yardstick.md has the validation): the exact pairing is the arena, deal
+for deal, with a sequential rule; it is cheaper than the arena only when the two players
+part late or rarely (esperto and forte part in the auction: 1.11 times the arena's CPU).
+The continuation mode was cheaper a deal but 1.9–3.2 times noisier, and in two-player
+Briscola biased (campione vs esperto: 0.278 against the arena's 0.642); it is there to
+be improved, not to be trusted.
 
 *What it compares.* The duplicate arena (:mod:`game.arena`) plays each deal once per
 *unit* of the table (a seat; a side in plain Briscola): the candidate ``--a`` in that unit,
