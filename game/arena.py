@@ -42,9 +42,10 @@ import argparse
 import math
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import Pool
+from typing import TypeVar
 
 from game.engine import Game
 from game.events import BriscolaScored, Event, SmazzataScored
@@ -88,6 +89,9 @@ class GameResult:
     #: plain Briscola: the sides (a seat each, or the pairs)
     sides: tuple[tuple[int, ...], ...] = ()
 
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 #: Makes the player of a type name for a seed (``create_player``, or a tuning tool's).
 PlayerFactory = Callable[[str, int], Player]
@@ -424,7 +428,7 @@ def run(
         (deal, seed, mix_types, a, b, options, cpu_clock, make) for deal in range(deals)
     ]
     results: list[list[GameResult]] = []
-    with Pool(jobs) if jobs > 1 else _Serial() as pool:
+    with Pool(jobs) if jobs > 1 else Serial() as pool:
         for result in pool.imap(_run_deal, tasks, chunksize=1):
             results.append(result)
             if progress and len(results) % progress == 0 and len(results) < deals:
@@ -442,18 +446,16 @@ def run(
     return aggregate(results)
 
 
-class _Serial:
-    """``Pool``'s ``imap`` in this process (``--jobs 1``)."""
+class Serial:
+    """``Pool``'s ``imap`` in this process (``--jobs 1``; :mod:`game.paired` too)."""
 
-    def __enter__(self) -> _Serial:
+    def __enter__(self) -> Serial:
         return self
 
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def imap(
-        self, func: Callable[[_Task], list[GameResult]], tasks: Sequence[_Task], chunksize: int
-    ) -> Iterator[list[GameResult]]:
+    def imap(self, func: Callable[[_T], _R], tasks: Iterable[_T], chunksize: int) -> Iterator[_R]:
         return map(func, tasks)
 
 
