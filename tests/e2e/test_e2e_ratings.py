@@ -33,6 +33,8 @@ async def test_result_sheets_boards_and_statistics(tg: Any, tmp_path: Path) -> N
         sent = await ada.send(group, "/inizia")
         await tg.wait_for_message(group, "Smazzata 1", after=sent, timeout=10)
         await table.play(cheap_policy)
+        # the final scores are sent after the last move (the group's pace): wait for them
+        await tg.wait_for_message(group, "Partita finita", timeout=20)
         await bot.rt.outbox.drain()
         db = bot.rt.db
         assert (await table.row()).status == "finished"
