@@ -226,6 +226,20 @@ def _open(sync_api: Any, playwright: Any, url: str) -> tuple[Any, Browser]:
     return browser, Browser(sync_api, page)
 
 
+def fill_and_start(ui: Browser, lobby: Any, computers: int = 4) -> None:
+    """Anna enters the open ``lobby`` by its button, ``computers`` computers fill the
+    table, she starts it; returns once the group shows the first smazzata."""
+    expect = ui.api.expect
+    lobby.get_by_role("button", name="Entra").click()
+    expect(lobby).to_contain_text("1. Anna")
+    for _ in range(computers):
+        lobby.get_by_role("button", name="Computer").click()
+        ui.page.wait_for_timeout(150)
+    expect(lobby).to_contain_text("Tavolo completo")
+    lobby.get_by_role("button", name="Inizia").click()
+    ui.answered("group", "Smazzata 1")
+
+
 def start_table(page: Any, url: str, command: str = "/nuova", computers: int = 4) -> Any:
     """Open the sandbox's page as Anna: a new table in the group (``command``), Anna and
     ``computers`` computers, started by clicking the lobby's buttons. Returns the group's

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_browser import _open, _require_browser, sandbox
+from tests.e2e.test_browser import _open, _require_browser, fill_and_start, sandbox
 
 __all__ = ["sandbox"]
 
@@ -44,14 +44,7 @@ def test_a_browser_invites_inline_and_sees_the_ratings(sandbox: str, tmp_path: P
             expect(group.locator(".inline-results")).to_be_hidden()
             invite.get_by_role("button", name="Apri un tavolo in un gruppo").click()
             lobby = ui.answered("group", "nuova partita")
-            lobby.get_by_role("button", name="Entra").click()
-            expect(lobby).to_contain_text("1. Anna")
-            for _ in range(4):
-                lobby.get_by_role("button", name="Computer").click()
-                page.wait_for_timeout(150)
-            expect(lobby).to_contain_text("Tavolo completo")
-            lobby.get_by_role("button", name="Inizia").click()
-            ui.answered("group", "Smazzata 1")
+            fill_and_start(ui, lobby)
 
             ended = group.locator(".message", has_text="Fine della smazzata 1")
             ui.play("Anna", ended, double_press_from=3)

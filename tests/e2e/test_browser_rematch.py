@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from bot.prefs import MENU
-from tests.e2e.test_browser import _open, _require_browser, sandbox  # noqa: F401 (fixture)
+from tests.e2e.test_browser import _open, _require_browser, fill_and_start, sandbox  # noqa: F401 (fixture)
 
 MATCH_END = next(i for i, option in enumerate(MENU) if option.key == "match_end")
 
@@ -33,14 +33,7 @@ def test_a_browser_plays_a_match_then_its_rivincita(sandbox: str, tmp_path: Path
                 expect(button).not_to_have_text(before)
             ui.type("group", "/nuova")
             lobby = ui.answered("group", "nuova partita")
-            lobby.get_by_role("button", name="Entra").click()
-            expect(lobby).to_contain_text("1. Anna")
-            for _ in range(4):
-                lobby.get_by_role("button", name="Computer").click()
-                page.wait_for_timeout(150)
-            expect(lobby).to_contain_text("Tavolo completo")
-            lobby.get_by_role("button", name="Inizia").click()
-            ui.answered("group", "Smazzata 1")
+            fill_and_start(ui, lobby)
 
             ended = group.locator(".message", has_text="Partita finita")
             ui.play("Anna", ended, double_press_from=3)
