@@ -545,6 +545,19 @@ async def test_a_waiting_send_is_promoted_and_one_nobody_wants_is_not_made() -> 
     await box.close()
 
 
+def _granted_in_order(budget: Any, order: list[str]) -> Any:
+    """A call that waits for ``budget`` at a rank (due to go first at ``overdue_at``)
+    and records its name in ``order`` when granted."""
+
+    async def call(name: str, priority: int, overdue_at: float = float("inf")) -> None:
+        waiter = budget.waiter(priority)
+        waiter.overdue_at = overdue_at
+        await budget.acquire(priority, waiter)
+        order.append(name)
+
+    return call
+
+
 async def test_a_due_group_redraw_goes_before_the_turns_whatever_its_rank() -> None:
     """Issue 46 (starvation-free): a group's redraw comes due a fixed time after the
     group's last call; then it goes before every call but the presser's own message, at
@@ -556,12 +569,7 @@ async def test_a_due_group_redraw_goes_before_the_turns_whatever_its_rank() -> N
     budget = GlobalBudget(10, table_wait=0, table_share=3)
     await budget.acquire(Priority.TURN)  # busy for the next 100 ms: everything below queues
     order: list[str] = []
-
-    async def call(name: str, priority: int, overdue_at: float = float("inf")) -> None:
-        waiter = budget.waiter(priority)
-        waiter.overdue_at = overdue_at
-        await budget.acquire(priority, waiter)
-        order.append(name)
+    call = _granted_in_order(budget, order)
 
     now = time.monotonic()
     tasks = [asyncio.create_task(call("late group", Priority.IDLE, now - 1.0)),
@@ -583,12 +591,7 @@ async def test_with_no_turn_waiting_a_due_group_goes_before_the_other_tables() -
     budget = GlobalBudget(10, table_wait=0, table_share=10)
     await budget.acquire(Priority.TURN)  # busy for the next 100 ms: everything below queues
     order: list[str] = []
-
-    async def call(name: str, priority: int, overdue_at: float = float("inf")) -> None:
-        waiter = budget.waiter(priority)
-        waiter.overdue_at = overdue_at
-        await budget.acquire(priority, waiter)
-        order.append(name)
+    call = _granted_in_order(budget, order)
 
     now = time.monotonic()
     tasks = [asyncio.create_task(call(f"table {i}", Priority.TABLE, now + 60))
