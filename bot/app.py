@@ -191,9 +191,9 @@ async def _after_start(app: Application, rt: Runtime) -> None:  # type: ignore[t
         await asyncio.sleep(0.005)
     try:
         await rt.tables.resume_all()
-        await asyncio.to_thread(players.warm_up)  # the fallback's network, read once
         await rematch.resume(rt)  # the rivincita lobbies' timers
         await _set_commands(app)
+        await asyncio.to_thread(players.warm_up)  # the fallback's network, read once
     except StorageUnavailable as exc:
         log.warning("resuming the tables stopped: %s", exc)
 
