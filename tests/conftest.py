@@ -235,3 +235,23 @@ async def running_bot(tg: Any, tmp_path: Path) -> AsyncIterator[RunningBot]:
         yield bot
     finally:
         await bot.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failure's report is made with the garbage collector paused. CPython 3.11.7 (this
+    project's CI) counts the depth of the syntax tree it builds in one place per process:
+    a collection during pytest's parse of the failing source may run a finaliser that
+    parses too, and the report fails with "SystemError: AST constructor recursion depth
+    mismatch" — an INTERNALERROR that hides the test's own failure and ends its worker."""
+    import gc
+
+    paused = gc.isenabled()
+    if paused and call.excinfo is not None:
+        gc.collect()
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()

@@ -104,6 +104,28 @@ async def test_delayed_edits_wait_unless_something_urgent_comes() -> None:
     await box.close()
 
 
+async def test_a_withdrawn_edit_is_not_sent_and_the_message_still_known() -> None:
+    """``withdraw``: a player whose Mini App page opened gets no redraw asked before it;
+    what the message shows is still known (the same content asked again sends nothing,
+    another content goes)."""
+    bot = RecordingBot()
+    box = outbox(bot)
+    box.edit(8, 1, "shown")
+    await box.drain()
+    box.edit(8, 1, "the others played", delay=0.2)
+    box.withdraw(8, 1)
+    await asyncio.sleep(0.4)
+    await box.drain()
+    assert [c[3] for c in bot.calls] == ["shown"]
+    box.edit(8, 1, "shown")
+    await box.drain()
+    assert len(bot.calls) == 1
+    box.edit(8, 1, "back in the chat")
+    await box.drain()
+    assert [c[3] for c in bot.calls] == ["shown", "back in the chat"]
+    await box.close()
+
+
 async def test_migrated_group_sends_go_to_the_new_id_and_old_edits_stop() -> None:
     bot = RecordingBot(migrated={-5: -1005})
     told: list[tuple[int, int]] = []

@@ -284,6 +284,11 @@ class Outbox:
         """Forget what this message shows and what was queued for it."""
         self.edits.forget(chat_id, message_id)
 
+    def withdraw(self, chat_id: int, message_id: int) -> None:
+        """Drop the edit queued for this message, if any (what it shows is still known:
+        a later request for that content sends nothing)."""
+        self.edits.withdraw(chat_id, message_id)
+
     def retire(self, chat_id: int, message_id: int) -> None:
         """See :meth:`bot.outbox.edits.EditQueue.retire` (``/mano``)."""
         self.edits.retire(chat_id, message_id)

@@ -426,6 +426,12 @@ class EditQueue:
         chat.desired.pop(message_id, None)
         chat.failures.pop(message_id, None)
 
+    def withdraw(self, chat_id: int, message_id: int) -> None:
+        """See :meth:`bot.outbox.Outbox.withdraw`."""
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            chat.desired.pop(message_id, None)
+
     def retire(self, chat_id: int, message_id: int) -> None:
         """The message is being replaced (``/mano``): drop what was queued for it and never
         edit it again (the new message is drawn with the latest content)."""

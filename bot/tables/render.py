@@ -627,8 +627,10 @@ class Renderer:
             pressed_here = pressed is not None and pressed == (chat, mid)
             if live and not pressed_here and not self._live_turn_due(
                     key, game.version, game.current_seat() == seat.seat):
-                self._behind.add(key)  # the Mini App shows it: nothing in the chat
+                self._behind.add(key)  # the Mini App shows it: nothing in the chat,
                 self._pressable.discard(key)
+                if mid is not None:  # not even a redraw asked before the page opened
+                    self.outbox.withdraw(chat, mid)  # (redrawn when back, see _behind)
                 continue
             if not live:
                 self._live_turn.pop(key, None)
