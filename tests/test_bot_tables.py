@@ -140,6 +140,11 @@ class _RecordingOutbox:
         self.markups[(chat_id, message_id)] = kb
         self.delays[(chat_id, message_id)] = delay
 
+    def withdraw(self, chat_id: int, message_id: int) -> None:
+        self.edits.pop((chat_id, message_id), None)
+        self.markups.pop((chat_id, message_id), None)
+        self.delays.pop((chat_id, message_id), None)
+
 
 async def test_each_message_is_drawn_at_the_rank_of_what_it_unblocks() -> None:
     """The auction: the group table carries the keyboard of the seat in turn (a turn); the

@@ -27,6 +27,8 @@ async def test_rating_block_and_share(tg: Any, tmp_path: Path) -> None:
         sent = await anna.send(group, "/inizia")
         await tg.wait_for_message(group, "Smazzata 1", after=sent, timeout=10)
         await table.play(cheap_policy)
+        # the final scores are sent after the last move (the group's pace): wait for them
+        await tg.wait_for_message(group, "Partita finita", after=sent, timeout=20)
         await bot.rt.outbox.drain()
         gid = table.game_id
         assert gid is not None
