@@ -17,6 +17,7 @@ import os
 import random
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,8 @@ class BotProcess:
         self.command = command
         self.log_path = workdir / f"{name}.log"
         self.proc: asyncio.subprocess.Process | None = None
+        #: when each start began (loop time)
+        self.started_at: list[float] = []
         self.starts = 0
         self._log: IO[bytes] | None = None
 
@@ -121,6 +124,7 @@ class BotProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         first_new = len(self.tg.calls)
         self.starts += 1
+        self.started_at.append(asyncio.get_running_loop().time())
         self._close_log()
         self._log = self.log_path.open("ab")
         self._log.write(f"\n===== start {self.starts} =====\n".encode())
@@ -393,6 +397,9 @@ class TableStats:
     matches_started: int = 0
     matches_finished: int = 0
     rescues: int = 0  # times a stuck human had to type /mano
+    #: Each rescue: (loop time, game, version, phase, whose private chat's last bot call
+    #: came how long before), so that a failure says where a table stood.
+    rescued: list[tuple[float, int, int, str, float | None]] = field(default_factory=list)
 
 
 class SimTable:
@@ -659,6 +666,11 @@ class SimTable:
                         waiting_since = (row.version, loop.time())
                     elif loop.time() - waiting_since[1] > rescue_after:
                         self.stats.rescues += 1
+                        last = [c.at for c in self.tg.calls[-400:]
+                                if c.chat_id == user.id and c.ok]
+                        self.stats.rescued.append((
+                            loop.time(), row.game_id, row.version, view.phase,
+                            None if not last else time.monotonic() - last[-1]))
                         waiting_since = (row.version, loop.time())
                         await user.dm("/mano")
             await self.watch.wait(0.25)

@@ -105,7 +105,13 @@ async def test_sigkill_at_random_moments_during_20_matches(
                   f"rest of play {t3 - t2:.1f}s")
             # last, so that a broken invariant above is reported as such first
             if rescues:
-                raise NotResumed(f"{rescues} times a player had to type /mano ({context})")
+                starts = [round(at - t0, 1) for at in bot.started_at]
+                where = [(round(at - t0, 1), game, version, phase,
+                          None if last is None else round(last, 1))
+                         for t in tables for at, game, version, phase, last in t.stats.rescued]
+                raise NotResumed(f"{rescues} times a player had to type /mano ({context}); "
+                                 f"(s, game, version, phase, s since their chat's last "
+                                 f"call): {where}; the bot (re)started at {starts} s")
         finally:
             await reader.close()
             await bot.kill()
