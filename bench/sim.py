@@ -81,6 +81,9 @@ class BotProcess:
         self.proc: asyncio.subprocess.Process | None = None
         #: when each start began (loop time)
         self.started_at: list[float] = []
+        #: since when (loop time) the process has been up, polling; None while it is down
+        #: or starting
+        self.up_since: float | None = None
         self.starts = 0
         self._log: IO[bytes] | None = None
 
@@ -125,6 +128,7 @@ class BotProcess:
         first_new = len(self.tg.calls)
         self.starts += 1
         self.started_at.append(asyncio.get_running_loop().time())
+        self.up_since = None
         self._close_log()
         self._log = self.log_path.open("ab")
         self._log.write(f"\n===== start {self.starts} =====\n".encode())
@@ -151,6 +155,7 @@ class BotProcess:
         try:
             await self.tg.wait_until(polling, timeout, what=f"{self.name} to start polling")
             await self._webhook_listening(timeout)
+            self.up_since = asyncio.get_running_loop().time()
         except Exception:
             if proc.returncode is not None:
                 raise BotDied(
@@ -185,6 +190,7 @@ class BotProcess:
 
     async def kill(self) -> None:
         """SIGKILL: no clean-up of any kind happens in the bot."""
+        self.up_since = None
         if self.running:
             assert self.proc is not None
             self.proc.send_signal(signal.SIGKILL)
@@ -194,6 +200,7 @@ class BotProcess:
     async def stop(self, timeout: float = 20.0) -> int:
         """SIGTERM (PTB stops polling, runs post_shutdown); SIGKILL after ``timeout``."""
         assert self.proc is not None
+        self.up_since = None
         if self.running:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -596,13 +603,17 @@ class SimTable:
         presses: int | None = None,
         stall_after: float | None = None,
         gate: asyncio.Event | None = None,
+        up_since: Callable[[], float | None] | None = None,
     ) -> bool:
         """Play the current match until it is over (True) or ``stop``/``deadline`` or
         after ``presses`` presses or when the game did not move for ``stall_after``
         seconds (False). While ``gate`` is clear, the humans hold their presses.
 
         ``deadline`` is a ``loop.time()``. With ``rescue_after``, a human whose buttons
-        have not appeared for that long types ``/mano`` (counted in ``stats.rescues``).
+        have not appeared for that long types ``/mano`` (counted in ``stats.rescues``);
+        with ``up_since`` (the bot's :attr:`BotProcess.up_since`), only the time the bot
+        was up counts (a restart on a loaded machine took 6-8 s before its first poll,
+        and nothing is redrawn before that).
         """
         loop = asyncio.get_running_loop()
         budget = presses
@@ -661,10 +672,12 @@ class SimTable:
                         if budget <= 0:
                             return False
                     continue
+                up = loop.time() if up_since is None else up_since()
                 if message is None and previous is None and rescue_after is not None:
-                    if waiting_since is None or waiting_since[0] != row.version:
+                    if (waiting_since is None or waiting_since[0] != row.version
+                            or up is None):
                         waiting_since = (row.version, loop.time())
-                    elif loop.time() - waiting_since[1] > rescue_after:
+                    elif loop.time() - max(waiting_since[1], up) > rescue_after:
                         self.stats.rescues += 1
                         last = [c.at for c in self.tg.calls[-400:]
                                 if c.chat_id == user.id and c.ok]

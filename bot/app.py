@@ -244,6 +244,9 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
             task.cancel()
     await asyncio.gather(*app.bot_data.get(AFTER_START, []), return_exceptions=True)
     await inbox.stop(_drain_budget(app) if active else 0.0)
+    if active:  # new messages on their way are sent and stored, not cut off halfway
+        budget = _drain_budget(app)
+        await rt.tables.finish_sends(budget if leader is None else leader.drain_budget(budget))
     await rt.tables.close()
     if active:  # (a fenced instance sends and writes nothing)
         budget = _drain_budget(app)

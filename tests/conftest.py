@@ -202,6 +202,9 @@ class RunningBot:
             await self.app.updater.stop()
         if self.app.running:
             await self.app.stop()
+            # (run_polling calls post_stop after stop(): the graceful stop's own steps)
+            assert self.app.post_stop is not None
+            await self.app.post_stop(self.app)
         assert self.app.post_shutdown is not None
         await self.app.post_shutdown(self.app)
         await self.app.shutdown()

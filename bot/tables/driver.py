@@ -628,6 +628,10 @@ class Tables:
         """At a graceful stop, after the outbox drained: record what was delivered."""
         await self.delivery.flush(timeout)
 
+    async def finish_sends(self, timeout: float) -> None:
+        """At a graceful stop, before :meth:`close`: see :meth:`Renderer.sends_done`."""
+        await self.renderer.sends_done(timeout)
+
     async def close(self) -> None:
         self._closing = True
         tasks = [t for t in (*self._drivers.values(), *self._background) if not t.done()]

@@ -205,6 +205,8 @@ class Renderer:
         self._buttons: dict[tuple[int, int], tuple[int, frozenset[str]]] = {}
         #: New messages being sent outside the redraw lock: (game, "group" or "hand:<seat>").
         self._sending: set[tuple[int, str]] = set()
+        #: the tasks sending new messages (see :meth:`detach`)
+        self._sends: set[asyncio.Task[bool]] = set()
         #: How long an edit of a private message that nobody can press may wait, so that
         #: several moves of the others become one edit (real seconds; tests scale it).
         self.private_lazy_seconds = 4.0
@@ -343,8 +345,17 @@ class Renderer:
                 self._sending.discard(key)
             return landed
 
-        drawn.pending.append(asyncio.get_running_loop().create_task(
-            run(), name=f"send:{game_id}:{slot}"))
+        task = asyncio.get_running_loop().create_task(run(), name=f"send:{game_id}:{slot}")
+        self._sends.add(task)
+        task.add_done_callback(self._sends.discard)
+        drawn.pending.append(task)
+
+    async def sends_done(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) for the new messages on their way to be sent and
+        stored: a graceful stop that cancelled them could leave a message delivered whose
+        id was never stored (its buttons never closed, a new copy sent after the restart)."""
+        if self._sends and timeout > 0:
+            await asyncio.wait(set(self._sends), timeout=timeout)
 
     async def _post_results(
         self, row: GameRow, game: Game, drawn: Drawn, names: list[str], lang: str,

@@ -258,6 +258,34 @@ def resent_after_kills(
     return in_flight, twice
 
 
+def unexplained_not_modified(
+    calls: list[ApiCall], ends: list[tuple[int, float, float]]
+) -> list[ApiCall]:
+    """The edits Telegram answered "message is not modified" that the outbox's promise
+    does not explain (:mod:`bot.outbox.digests`): a digest is written after Telegram
+    accepts an edit, before the instance's next call to that chat, so an edit is made once
+    more only when its instance was killed after that answer and before any other call
+    of it to that chat (on a loaded machine one kill can catch several chats so)."""
+    unexplained = []
+    for i, call in enumerate(calls):
+        if call.ok is not False or "not modified" not in (call.description or ""):
+            continue
+        key = (call.chat_id, call.params.get("message_id"))
+        before = [c for c in calls[:i] if c.ok and c.method.startswith("editMessage")
+                  and (c.chat_id, c.params.get("message_id")) == key]
+        if not before:
+            unexplained.append(call)
+            continue
+        last = before[-1]
+        answered = last.at + last.duration
+        kill = [start for pid, start, _ in ends if last.agent.endswith(f":{pid}")]
+        later = [c for c in calls if c.agent == last.agent and c.chat_id == call.chat_id
+                 and answered < c.at and (not kill or c.at < kill[0])]
+        if not kill or later:  # (an answer that came after the kill was never read)
+            unexplained.append(call)
+    return unexplained
+
+
 def copies_sent_twice(calls: list[ApiCall], t0: float) -> list[str]:
     """Each message sent more than once (its chat and text's start), with its copies'
     times since ``t0``: received by the server -> answered, and by whom (to tell a record
@@ -427,7 +455,8 @@ async def ten_kills(pair: Pair, seed: int, kills_wanted: int, match_end: str) ->
                        f"{[(pid, round(at - t0, 3)) for pid, at, _ in kills]}; every copy "
                        f"sent twice: {copies_sent_twice(pair.tg.calls, t0)} ({context})")
     assert in_flight <= kills_wanted, context
-    assert len(not_modified) <= kills_wanted, f"{not_modified[:5]} ({context})"
+    unexplained = unexplained_not_modified(pair.tg.calls, kills)
+    assert not unexplained, f"{unexplained[:5]} ({context})"
     assert not conflicts(pair.tg.calls), "two instances polled at once"
     assert max(takeovers) <= TAKEOVER_BOUND, takeovers
 
@@ -846,3 +875,23 @@ async def test_a_send_answered_after_its_sender_was_killed_counts_as_in_flight()
     early = replace(first, at=kill[1] - IN_FLIGHT - 0.05, duration=0.001)
     assert resent_after_kills([early, again], [kill]) == (
         0, [[(round(early.at, 3), f"vm:{proc.pid}"), (round(again.at, 3), "vm:1")]])
+
+
+def test_a_not_modified_edit_is_explained_only_by_a_kill_before_the_next_call() -> None:
+    """The takeover test's accounting of "message is not modified": explained when the
+    killed instance got the first edit's answer and made no other call to that chat
+    before the kill (its digest may not be written yet), not otherwise."""
+    def edit(seq: int, at: float, agent: str, ok: bool, chat: int = 5) -> ApiCall:
+        return ApiCall(seq, "editMessageText", {"message_id": 3, "text": "x"}, chat, at,
+                       0.01, ok, None, None if ok else 400,
+                       None if ok else "Bad Request: message is not modified", agent=agent)
+
+    first = edit(1, 10.0, "bot :111", True)
+    again = edit(9, 12.0, "bot :222", False)
+    other_chat = edit(2, 10.5, "bot :111", True, chat=6)
+    same_chat = ApiCall(3, "sendMessage", {"text": "y"}, 5, 10.5, 0.01, True, agent="bot :111")
+    kill = [killed(111, 11.0)]
+    assert unexplained_not_modified([first, other_chat, again], kill) == []
+    assert unexplained_not_modified([first, same_chat, again], kill) == [again]
+    assert unexplained_not_modified([first, again], []) == [again]  # no kill at all
+    assert unexplained_not_modified([again], kill) == [again]  # nothing shown before

@@ -177,3 +177,35 @@ async def play_while_down(db_path: str, game_id: int, done: Callable[[Any], bool
             await service.apply(row.game_id, row.version, seat, action.code, "computer")
     finally:
         await db.close()
+
+
+async def test_a_graceful_stop_stores_the_hand_on_its_way(tg: Any, tmp_path: Any) -> None:
+    """A stop that comes while a new hand is being sent waits for it (within the drain's
+    budget): the hand is delivered and its id stored, so that the next process edits it
+    (closes it at the match's end) instead of leaving its buttons behind and sending
+    another copy."""
+    from storage import open_database, repo
+    from tests.e2e.driver import small_table
+
+    db_path = tmp_path / "bot.db"
+    bot = await make_bot(tg, db_path, computer_delay_seconds=30).start()
+    ugo = tg.add_user("Ugo", language_code="it")
+    await ugo.start_bot()
+    group = tg.add_group("Tavolo", [ugo], admins=[ugo])
+    try:
+        table = await small_table(tg, bot, group, [ugo], match_end="hands:1")
+        held = tg.inject("sendMessage", "slow", chat=ugo.private_chat, delay=1.0)
+        await ugo.send(group, "/inizia")
+        await tg.wait_until(lambda: held.hits, 10, what="the hand's send held")
+    finally:
+        await bot.stop()
+    hands = [m for m in tg.chat_messages(ugo, from_bot=True) if "Le tue carte" in m.content]
+    assert len(hands) == 1
+    db = await open_database(db_path)
+    try:
+        assert table.game_id is not None
+        row = await repo.get_game(db, table.game_id)
+        assert row is not None
+        assert list(ui_of(row).hands.values()) == [hands[0].message_id]
+    finally:
+        await db.close()
