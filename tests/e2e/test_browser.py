@@ -52,13 +52,15 @@ def _require_browser() -> Any:
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Iterator[str]:
     """``python -m sandbox`` on a free port (its own directory: no developer's .env); the
-    computers move without the human-friendly pause, no turn timer."""
+    computers move without the human-friendly pause, no turn timer, the groups redrawn
+    without Telegram's pace (``--no-flood-limits``)."""
     yield from _sandbox(tmp_path, computer_delay="0.05")
 
 
 @pytest.fixture
 def paced_sandbox(tmp_path: Path) -> Iterator[str]:
-    """The same with the computers' own pause (a second before each move)."""
+    """The same with the computers' own pause (a second before each move), under
+    Telegram's limits and the bot's production pacing."""
     yield from _sandbox(tmp_path, computer_delay=None)
 
 
@@ -68,8 +70,13 @@ def _sandbox(tmp_path: Path, computer_delay: str | None) -> Iterator[str]:
     env.update(TURN_TIMEOUT_SECONDS="0", LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1")
     if computer_delay is not None:
         env.update(COMPUTER_DELAY_SECONDS=computer_delay)
+        # and the groups redrawn without Telegram's 20 a minute (nor the fake's flood
+        # control): what these tests check is the page; the pacing has its own tests (and
+        # the paced sandbox below), and the group's 3 s a call was a third of their time
+        env.update(GROUP_MESSAGES_PER_MINUTE="1000")
     process = subprocess.Popen(
-        [sys.executable, "-m", "sandbox", "--port", "0"],
+        [sys.executable, "-m", "sandbox", "--port", "0",
+         *([] if computer_delay is None else ["--no-flood-limits"])],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
