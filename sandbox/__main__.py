@@ -155,6 +155,7 @@ async def run(args: argparse.Namespace) -> int:
                 return await _until_stopped(bot)
             finally:
                 await _stop_bot(bot)
+                _say_refusals(tg)
     finally:
         await page.stop()
         await tg.stop()
@@ -176,6 +177,15 @@ async def _until_stopped(bot: asyncio.subprocess.Process) -> int:
         return bot.returncode or 1
     exited.cancel()
     return 0
+
+
+def _say_refusals(tg: FakeTelegram) -> None:
+    """On the way out: the calls Telegram's flood control would have refused (a pacing
+    bug: the bot keeps under Telegram's limits), one line each."""
+    refused = [c for c in tg.errors if c.error_code == 429]
+    print(f"{len(refused)} calls refused with 429", flush=True)
+    for call in refused:
+        print(f"  refused: {call!r}", flush=True)
 
 
 async def _stop_bot(bot: asyncio.subprocess.Process) -> None:

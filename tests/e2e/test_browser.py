@@ -96,6 +96,8 @@ def _sandbox(tmp_path: Path, computer_delay: str | None) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if process.stdout is not None:  # (shown with a failure: the calls refused)
+            print("sandbox:", process.stdout.read()[-3000:])
 
 
 #: Decides the next click from what the page shows: the callback data and the panel. The
