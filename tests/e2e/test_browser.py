@@ -17,6 +17,8 @@ with the reason — except under CI, where it fails, since CI installs them.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -49,19 +51,36 @@ def _require_browser() -> Any:
     return sync_api
 
 
+@contextlib.contextmanager
+def _browsers_lock(factory: pytest.TempPathFactory, alone: bool) -> Iterator[None]:
+    """Across pytest-xdist's workers: the paced sandbox's test runs with no other browser
+    test at once (``alone``: exclusive; the others share the lock). It measures each
+    press's redraw against 0.3 s, and beside two more Chromiums and their sandboxes on a
+    2-core machine a bid was redrawn in 0.5 s, a card in 1.1 s."""
+    path = factory.getbasetemp().parent / "browsers.lock"
+    with path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture
-def sandbox(tmp_path: Path) -> Iterator[str]:
+def sandbox(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m sandbox`` on a free port (its own directory: no developer's .env); the
     computers move without the human-friendly pause, no turn timer, the groups redrawn
     without Telegram's pace (``--no-flood-limits``)."""
-    yield from _sandbox(tmp_path, computer_delay="0.05")
+    with _browsers_lock(tmp_path_factory, alone=False):
+        yield from _sandbox(tmp_path, computer_delay="0.05")
 
 
 @pytest.fixture
-def paced_sandbox(tmp_path: Path) -> Iterator[str]:
+def paced_sandbox(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The same with the computers' own pause (a second before each move), under
     Telegram's limits and the bot's production pacing."""
-    yield from _sandbox(tmp_path, computer_delay=None)
+    with _browsers_lock(tmp_path_factory, alone=True):
+        yield from _sandbox(tmp_path, computer_delay=None)
 
 
 def _sandbox(tmp_path: Path, computer_delay: str | None) -> Iterator[str]:
