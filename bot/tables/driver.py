@@ -357,7 +357,9 @@ class Tables:
     def _presence_changed(self, game_id: int, user_id: int, live: bool) -> None:
         """A player's Mini App page closed (or opened): redraw at once, so that their chat
         hand is brought up to date (and the group's rank follows, see the renderer)."""
-        if not live:
+        if live:
+            self.renderer.live(game_id, user_id)
+        else:
             self.renderer.back(game_id, user_id)
         if not self._closing:
             self.background(self._resync_now(game_id))

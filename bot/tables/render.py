@@ -205,6 +205,8 @@ class Renderer:
         self._buttons: dict[tuple[int, int], tuple[int, frozenset[str]]] = {}
         #: New messages being sent outside the redraw lock: (game, "group" or "hand:<seat>").
         self._sending: set[tuple[int, str]] = set()
+        #: (game, user) -> ((game, seat), chat, message) of the hand last drawn for them
+        self._hand_of: dict[tuple[int, int], tuple[tuple[int, int], int, int]] = {}
         #: the tasks sending new messages (see :meth:`detach`)
         self._sends: set[asyncio.Task[bool]] = set()
         #: How long an edit of a private message that nobody can press may wait, so that
@@ -551,6 +553,18 @@ class Renderer:
         it would wait for the auction's result (see :meth:`_draw_table`)."""
         self._table_asked.add(game_id)
 
+    def live(self, game_id: int, user_id: int) -> None:
+        """``user_id``'s page on ``game_id`` opened: the redraw of their chat hand that
+        waits in the outbox (a lazy one, held seconds) is not made, at once, before the
+        redraw that follows the page's opening (see :meth:`_draw_hands`); it is redrawn
+        when they are back."""
+        entry = self._hand_of.get((game_id, user_id))
+        if entry is not None:
+            key, chat, mid = entry
+            self.outbox.withdraw(chat, mid)
+            self._behind.add(key)
+            self._pressable.discard(key)
+
     def back(self, game_id: int, user_id: int) -> None:
         """``user_id``'s last page on ``game_id`` closed: at the next redraw their chat
         hand is brought up to date at once (at a turn's rank), whatever the outbox was
@@ -696,6 +710,8 @@ class Renderer:
             else:
                 self.outbox.edit(chat, mid, text, markup, delay=delay, priority=priority)
                 self._buttons[key] = (mid, buttons)
+                if seat.user_id is not None:
+                    self._hand_of[(row.game_id, seat.user_id)] = (key, chat, mid)
 
     def _new_hand(self, chat: int, text: str, markup: InlineKeyboardMarkup | None,
                   key: tuple[int, int], buttons: frozenset[str], smazzata: int, solo: bool,
