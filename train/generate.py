@@ -22,7 +22,9 @@ keeps the teacher's answers as ``labels`` beside the actions played, and
 :mod:`train.dataset` trains the policy on the labels (the teacher's move in the
 positions the network's own play reaches) and the value on the outcome of the
 network's own game. Such a chunk depends on the network's weights as well as on its
-seed: the manifest keeps the digest of ``net_weights.npz`` it was played with.
+seed: the manifest keeps the digest of ``net_weights.npz`` it was played with, and the
+next round (new weights) goes to a new directory (``data/dagger2``), so that one
+directory's chunks remake from one command and one weights file.
 """
 
 from __future__ import annotations
