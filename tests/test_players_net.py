@@ -219,5 +219,43 @@ def test_a_tiny_training_run_learns_and_resumes(tmp_path: Path) -> None:
     assert player.choose(game.view(seat)).code in game.view(seat).legal
 
 
+def test_expert_iteration_labels_the_networks_own_play(tmp_path: Path) -> None:
+    """A ``rapido@normale`` chunk: the network plays every seat, the teacher's choice at
+    each decision with a choice is kept beside it, the manifest names the teacher and
+    the weights, and the training targets are the labels, not the moves played."""
+    from train.dataset import build
+    from train.generate import generate_chunk, read_chunk
+
+    out = tmp_path / "data"
+    out.mkdir()
+    entry = generate_chunk(out, "briscola 2", "rapido@normale", 0, 2)
+    assert entry["teacher"] == "normale"
+    assert entry["weights_sha256"] == weights_digest()
+    records = list(read_chunk(out, entry))
+    assert len(records) == 2
+    targets, played = [], []
+    for record in records:
+        assert record.labels is not None and len(record.labels) == len(record.actions)
+        game = Game.new(variant_options("briscola 2"), random.Random(record.deal_seed))
+        player_seed = record.deal_seed  # generate_chunk seeds the players like the deal
+        for (seat, code), label in zip(record.actions, record.labels, strict=True):
+            view = game.view(seat)
+            assert code == create_player("rapido", player_seed * 10 + seat).choose(view).code
+            if len(view.legal) == 1:
+                assert label is None
+            else:
+                teacher = create_player("normale", player_seed * 10 + seat)
+                assert label == teacher.choose(view).code
+                order = suit_order(view)
+                targets.append(canonical_action(order, parse_action(label)))
+                played.append(canonical_action(order, parse_action(code)))
+            game.apply(seat, parse_action(code))
+    assert entry["labels"] == len(targets)
+    data = build([out], tmp_path / "cache")
+    assert data.action.tolist() == targets
+    assert targets != played  # the network and the teacher disagree somewhere
+    assert data.mask(np.arange(len(data)))[np.arange(len(data)), data.action].all()
+
+
 def test_every_action_has_a_policy_output() -> None:
     assert len(ACTIONS) == N_ACTIONS

@@ -3,8 +3,9 @@
 Each game is replayed through the core; at each decision with more than one legal
 action the deciding seat's view gives the features (:func:`game.players.net.features`),
 the legal actions (``view.legal``, renamed into the canonical suits) give the mask, the
-action the teacher took is the policy target and the seat's result of the smazzata
-(scaled by ``VALUE_SCALE``) the value target.
+action the teacher took (in an expert-iteration chunk: the teacher's label, the move it
+would have made where the network played) is the policy target and the seat's result of
+the smazzata (scaled by ``VALUE_SCALE``) the value target.
 """
 
 from __future__ import annotations
@@ -72,16 +73,19 @@ def replay(record: GameRecord, weight: float = 1.0) -> Arrays:
     """The samples of one game."""
     game = Game.new(variant_options(record.variant), random.Random(record.deal_seed))
     xs, masks, actions, values, variants = [], [], [], [], []
-    for seat, code in record.actions:
+    labels = record.labels
+    for move, (seat, code) in enumerate(record.actions):
         view = game.view(seat)
         if len(view.legal) > 1:
+            target = code if labels is None else labels[move]
+            assert target is not None, "a decision with a choice has a label"
             order = suit_order(view)
             mask = np.zeros(N_ACTIONS, dtype=bool)
             for legal in view.legal:
                 mask[canonical_action(order, parse_action(legal))] = True
             xs.append(features(view))
             masks.append(np.packbits(mask))
-            actions.append(canonical_action(order, parse_action(code)))
+            actions.append(canonical_action(order, parse_action(target)))
             values.append(record.deltas[seat] / VALUE_SCALE[view.game])
             variants.append(variant_index(view))
         game.apply(seat, parse_action(code))
@@ -117,7 +121,8 @@ def build(
             if cached is not None and cached.exists():
                 parts.append(Arrays.load(cached))
                 continue
-            weight = TEACHER_WEIGHT.get(str(entry["level"]), 1.0)
+            teacher = str(entry.get("teacher", entry["level"]))
+            weight = TEACHER_WEIGHT.get(teacher, 1.0)
             games = [replay(r, weight) for r in read_chunk(directory, entry)]
             part = Arrays.concat(games)
             if cached is not None:

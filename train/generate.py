@@ -14,6 +14,17 @@ is a function of the three (:func:`chunk_seed`), game ``i``'s deal seed is
 line of ``manifest.jsonl`` (seed, level, variant, count, sha256 digest). A run skips the
 chunks already in the manifest, so generation resumes where it stopped, in any session;
 the same command always produces the same chunks.
+
+*Expert iteration* (DAgger). A level written ``player@teacher`` (``rapido@esperto``)
+plays ``player`` in every seat and, at each decision with a choice, also asks
+``teacher`` (seeded like the player of that seat) what it would do there: the record
+keeps the teacher's answers as ``labels`` beside the actions played, and
+:mod:`train.dataset` trains the policy on the labels (the teacher's move in the
+positions the network's own play reaches) and the value on the outcome of the
+network's own game. Such a chunk depends on the network's weights as well as on its
+seed: the manifest keeps the digest of ``net_weights.npz`` it was played with, and the
+next round (new weights) goes to a new directory (``data/dagger2``), so that one
+directory's chunks remake from one command and one weights file.
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from game.engine import Game
 from game.events import BriscolaScored, SmazzataScored
 from game.options import TableOptions
 from game.players import create_player
+from game.players.net import weights_digest
 from game.simulate import VARIANTS
 
 MANIFEST = "manifest.jsonl"
@@ -58,14 +70,19 @@ class GameRecord:
     actions: list[tuple[int, str]]
     #: each seat's score change (chiamata) or side card points minus an even share
     deltas: list[float]
+    #: expert iteration: the teacher's action at each decision (None: no choice)
+    labels: list[str | None] | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "variant": self.variant,
             "deal_seed": self.deal_seed,
             "actions": [[s, c] for s, c in self.actions],
             "deltas": self.deltas,
         }
+        if self.labels is not None:
+            data["labels"] = self.labels
+        return data
 
 
 def outcome(game: Game) -> list[float]:
@@ -82,18 +99,38 @@ def outcome(game: Game) -> list[float]:
     return [float(d) for d in scored.deltas]
 
 
-def play_game(variant: str, deal_seed: int, levels: list[str], player_seed: int) -> GameRecord:
-    """One smazzata with ``levels[seat]`` in each seat (cycled)."""
+def split_level(level: str) -> tuple[str, str | None]:
+    """``"rapido@esperto"`` -> ``("rapido", "esperto")``; ``"forte"`` -> ``("forte", None)``."""
+    player, _, teacher = level.partition("@")
+    return player, teacher or None
+
+
+def play_game(
+    variant: str,
+    deal_seed: int,
+    levels: list[str],
+    player_seed: int,
+    teacher: str | None = None,
+) -> GameRecord:
+    """One smazzata with ``levels[seat]`` in each seat (cycled); with a ``teacher``,
+    its choice at every decision with more than one legal action is kept as a label."""
     game = Game.new(variant_options(variant), random.Random(deal_seed))
     players = [create_player(levels[s % len(levels)], player_seed * 10 + s) for s in range(game.n)]
+    teachers = (
+        [create_player(teacher, player_seed * 10 + s) for s in range(game.n)] if teacher else []
+    )
     actions: list[tuple[int, str]] = []
+    labels: list[str | None] = []
     while not game.is_over() and game.scored_count == 0:
         seat = game.current_seat()
         assert seat is not None
-        action = players[seat].choose(game.view(seat))
+        view = game.view(seat)
+        action = players[seat].choose(view)
+        if teachers:
+            labels.append(teachers[seat].choose(view).code if len(view.legal) > 1 else None)
         game.apply(seat, action)
         actions.append((seat, action.code))
-    return GameRecord(variant, deal_seed, actions, outcome(game))
+    return GameRecord(variant, deal_seed, actions, outcome(game), labels if teachers else None)
 
 
 def chunk_name(variant: str, level: str, index: int) -> str:
@@ -112,10 +149,11 @@ def generate_chunk(
 ) -> dict[str, object]:
     """Play and store one chunk; returns its manifest entry (also appended)."""
     seed = chunk_seed(variant, level, index)
+    player, teacher = split_level(level)
     start = time.process_time()
     lines = []
     for i in range(games):
-        record = play_game(variant, seed * 1000 + i, [level], seed * 1000 + i)
+        record = play_game(variant, seed * 1000 + i, [player], seed * 1000 + i, teacher)
         lines.append(json.dumps(record.to_json(), separators=(",", ":")))
     payload = ("\n".join(lines) + "\n").encode()
     name = chunk_name(variant, level, index)
@@ -134,6 +172,13 @@ def generate_chunk(
         "sha256": hashlib.sha256(payload).hexdigest(),
         "cpu_seconds": round(time.process_time() - start, 2),
     }
+    if teacher is not None:
+        entry["teacher"] = teacher
+        entry["labels"] = sum(
+            sum(label is not None for label in json.loads(line)["labels"]) for line in lines
+        )
+    if player == "rapido":
+        entry["weights_sha256"] = weights_digest()
     with open(out / MANIFEST, "a") as handle:
         handle.write(json.dumps(entry) + "\n")
     return entry
@@ -151,6 +196,7 @@ def read_chunk(out: Path, entry: dict[str, object], check: bool = True) -> Itera
             data["deal_seed"],
             [(int(s), str(c)) for s, c in data["actions"]],
             [float(d) for d in data["deltas"]],
+            data.get("labels"),
         )
 
 
@@ -161,6 +207,17 @@ PLANS: dict[str, list[tuple[str, str, int]]] = {
     + [("chiamata 5", "esperto", 4)],
     #: cheap bulk (about 10 ms a game): the rule-based player, to pre-train on
     "heuristic": [(variant, "normale", 100) for variant in VARIANTS],
+    #: where the network was weakest against forte: esperto in two- and four-player
+    #: Briscola (about 0.5 s a game)
+    "briscola": [("briscola 2", "esperto", 20), ("briscola 4", "esperto", 20)],
+    #: esperto in chiamata 5 alone (the default plan's last entry: its chunks continue)
+    "chiamata5": [("chiamata 5", "esperto", 4)],
+    #: one round of expert iteration: the network in every seat, esperto's labels
+    "dagger": [
+        ("briscola 2", "rapido@esperto", 20),
+        ("briscola 4", "rapido@esperto", 20),
+        ("chiamata 5", "rapido@esperto", 4),
+    ],
 }
 
 

@@ -77,7 +77,7 @@ N_ACTIONS: Final = len(ACTIONS)
 FEATURES_VERSION: Final = 1
 WEIGHTS_FILE: Final = "net_weights.npz"
 #: sha256 of ``net_weights.npz`` as committed (tests/test_players_net.py checks it).
-WEIGHTS_SHA256: Final = "6bcb3a33c23d60050216c88927770d415ccd4c8122ea3f3a86ef994001a70cab"
+WEIGHTS_SHA256: Final = "72977b3311c58c1419c1183fab25b0c9348a7030d284d91729393012e9d23748"
 
 _SEATS: Final = 6
 _PHASES: Final = ("auction", "declaration", "play")
