@@ -455,6 +455,8 @@ class Renderer:
                 key = (row.game_id, seat.seat)
                 self._pressable.discard(key)
                 self._buttons.pop(key, None)
+                if seat.user_id is not None:
+                    self._hand_of.pop((row.game_id, seat.user_id), None)
                 finished = text if solo else tr(seat_language(seat, lang), "private.finished",
                                                 n=smz + 1)
                 if not over and self.presence.live(row.game_id, seat.user_id):

@@ -92,15 +92,21 @@ def obeyed_429s(tg: Any) -> list[str]:
     return bad
 
 
+#: The test loop's own scheduling on a loaded 2-core runner (3 workers, chaos tests
+#: beside), not scaled by SPEED: the server stamps a call when its loop gets to read it.
+#: One silence of 0.36 s against 2 × 0.167 s was seen once in a whole-suite run.
+LOOP_SLACK = 0.05
+
+
 def group_silences(tg: Any, group_id: int, moves: Moves, interval: float) -> list[float]:
     """For each stored move, how long the group waited for its next call (only those
-    longer than two pacing intervals)."""
+    longer than two pacing intervals, plus :data:`LOOP_SLACK`)."""
     calls = sorted(c.at for c in tg.calls
                    if c.chat_id == group_id and c.ok and c.method in MESSAGE_METHODS)
     late = []
     for at, _ in moves.stored:
         following = next((c for c in calls if c >= at), None)
-        if following is not None and following - at > 2 * interval:
+        if following is not None and following - at > 2 * interval + LOOP_SLACK:
             late.append(following - at)
     return late
 
