@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from bench.sim import Press, SimTable
+from bench.sim import Press, SimTable, find_button_message
 from game import Game, parse_action
 from storage import Database, Executor, GameRow, repo
 
@@ -98,3 +98,17 @@ async def turn_in_play(table: SimTable) -> tuple[int, Any]:
         await table.play(deadline=loop.time() + 10, presses=1)
         version, user = await table.human_turn(after=version)
     return version, user
+
+
+async def card_in_play(table: SimTable) -> tuple[GameRow, int, Any, str, Any]:
+    """A human in turn in the play phase (see :func:`turn_in_play`): (the row, its
+    version, that user, the callback data of one of their legal cards, the message
+    carrying it)."""
+    version, user = await turn_in_play(table)
+    row, game = await table.state()
+    seat = row.seat_of(user.id)
+    assert seat is not None and game is not None
+    data = f"a:{row.game_id}:{version}:{game.view(seat.seat).legal[0]}"
+    message = find_button_message(user.private_chat, data)
+    assert message is not None
+    return row, version, user, data, message

@@ -39,12 +39,12 @@ from typing import Any
 import asyncpg
 import pytest
 
-from bench.sim import BotProcess, SimTable, World, find_button_message, open_reader
+from bench.sim import BotProcess, SimTable, World, open_reader
 from sandbox.fakeapi import FakeTelegram
 from sandbox.fakeapi.server import ApiCall
 from storage import Database, repo
 from tests import pg
-from tests.chaos.checks import check_acknowledged, replay, turn_in_play
+from tests.chaos.checks import card_in_play, check_acknowledged, replay
 from tests.conftest import WEBHOOK_SECRET, free_port
 
 SEED = int(os.environ.get("CHAOS_SEED", "2020"))
@@ -699,13 +699,7 @@ async def _press_in_play(pair: Pair, seed: int) -> tuple[SimTable, Any, str, Any
     one of their legal cards, the message carrying it)."""
     (table,) = await tables_in_play(pair, 1, rng=random.Random(seed), match_end="hands:1",
                                     think=0.0)
-    version, user = await turn_in_play(table)
-    row, game = await table.state()
-    seat = row.seat_of(user.id)
-    assert seat is not None and game is not None
-    data = f"a:{row.game_id}:{version}:{game.view(seat.seat).legal[0]}"
-    message = find_button_message(user.private_chat, data)
-    assert message is not None
+    _, _, user, data, message = await card_in_play(table)
     return table, user, data, message
 
 

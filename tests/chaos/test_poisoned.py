@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from bench.sim import BotProcess, Press, World, find_button_message, open_reader
+from bench.sim import BotProcess, Press, World, open_reader
 from bot import inbox as bot_inbox
 from bot.i18n import tr
 from bot.tables import Tables
 from sandbox.fakeapi import FakeTelegram
 from storage import inbox, repo
-from tests.chaos.checks import check_acknowledged, replay, turn_in_play
+from tests.chaos.checks import card_in_play, check_acknowledged, replay
 from tests.chaos.conftest import Chaos
 
 FAST_BOT = {"GROUP_MESSAGES_PER_MINUTE": "1000"}
@@ -58,14 +58,8 @@ async def test_a_handler_that_raises_on_one_update_sets_it_aside(
 ) -> None:
     broken = await chaos.table(1)
     others = [await chaos.table(1), await chaos.table(1)]
-    version, user = await turn_in_play(broken)
-    row, game = await broken.state()
-    seat = row.seat_of(user.id)
-    assert seat is not None and game is not None
-    code = game.view(seat.seat).legal[0]
-    data = f"a:{row.game_id}:{version}:{code}"
-    message = find_button_message(user.private_chat, data)
-    assert message is not None
+    row, version, user, data, message = await card_in_play(broken)
+    code = data.rpartition(":")[2]
 
     # a bug hit by one game's state: every press of that game raises
     raised: list[int] = []
@@ -141,13 +135,7 @@ async def test_an_update_that_kills_the_process_twice_is_set_aside_at_the_third_
                 await table.preset_match_end("hands:1")
             await asyncio.gather(*(t.open_and_start(4) for t in tables))
             broken, others = tables[0], tables[1:]
-            version, user = await turn_in_play(broken)
-            row, game = await broken.state()
-            seat = row.seat_of(user.id)
-            assert seat is not None and game is not None
-            data = f"a:{row.game_id}:{version}:{game.view(seat.seat).legal[0]}"
-            message = find_button_message(user.private_chat, data)
-            assert message is not None
+            row, version, user, data, message = await card_in_play(broken)
             loop = asyncio.get_running_loop()
             players = [asyncio.create_task(t.play(deadline=loop.time() + 90, rescue_after=8.0))
                        for t in others]
