@@ -465,10 +465,13 @@ async def ten_kills(pair: Pair, seed: int, kills_wanted: int, match_end: str) ->
 
 async def test_terminated_lock_connection_fences_the_active_instance(pair: Pair) -> None:
     rng = random.Random(SEED + 1)
-    tables = await tables_in_play(pair, 4, rng=rng, match_end="hands:2", think=0.1)
+    # (one smazzata: the cut comes 1.5 s into it; the rest is played by the other one)
+    tables = await tables_in_play(pair, 4, rng=rng, match_end="hands:1", think=0.1)
     players = await play_all(tables, 120)
     try:
         await asyncio.sleep(1.5)
+        playing = [(await t.state())[0].status == "playing" for t in tables]
+        assert all(playing), f"the cut did not land during play: {playing}"
         active = pair.active()
         standby = pair.b if active is pair.a else pair.a
         pids = await pair.reader.fetch(
