@@ -498,7 +498,9 @@ async def test_terminated_lock_connection_fences_the_active_instance(pair: Pair)
     fence = _log_time(log_lines[fenced_at]) - offset
     after_fence = [c for c in pair.tg.calls if active.made(c) and c.at > fence + 0.05]
     assert not after_fence, f"Bot API calls after the fence: {after_fence[:3]}"
-    await asyncio.sleep(2.0)  # (a pacing saver left running would log every 0.5 s)
+    # (a pacing saver left running would log every 0.5 s: the log is read at least 2 s
+    # after the fence; the tables played on for longer than that after it, as a rule)
+    await asyncio.sleep(max(0.0, fence + 2.0 - time.monotonic()))
     log_lines = active.log_text().rsplit("===== start", 1)[-1].splitlines()
     active_period = [line for line in log_lines[fenced_at + 1:] if _of_the_active_period(line)]
     assert not active_period, "after the fence:\n" + "\n".join(active_period[:10])
