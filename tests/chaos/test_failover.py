@@ -542,19 +542,22 @@ def _log_time(line: str) -> float:
 
 async def test_sigterm_hands_over_without_losing_an_update(pair: Pair) -> None:
     rng = random.Random(SEED + 2)
-    # (one smazzata: both handovers come within its first seconds, asserted below; the
+    # (one smazzata: both handovers come in its first half, the second after the first
+    # one's restart (the tables' versions at each are printed; in play: asserted); the
     # rest of it is played after them)
     tables = await tables_in_play(pair, 4, rng=rng, match_end="hands:1", think=0.1)
     assert await asyncio.gather(pair.a.health(), pair.b.health()) == ["0 active",
                                                                        "0 standby"]
     players = await play_all(tables, 120)
     handovers = []
+    versions: list[int] = []  # the tables' versions added up, at each SIGTERM
     stops: list[tuple[int, float, float]] = []
     try:
         for _ in range(2):
             await asyncio.sleep(rng.uniform(0.5, 1.5))
             playing = [(await t.state())[0].status == "playing" for t in tables]
             assert all(playing), f"a handover did not land during play: {playing}"
+            versions.append(await total_version(tables))
             active = pair.active()
             standby = pair.b if active is pair.a else pair.a
             stopped_at = time.monotonic()
@@ -582,7 +585,8 @@ async def test_sigterm_hands_over_without_losing_an_update(pair: Pair) -> None:
     print(f"\nhandover after SIGTERM: {', '.join(f'{h:.2f}' for h in handovers)} s "
           f"(SIGTERM -> first getUpdates of the standby); {len(queries)} presses, "
           f"{sum(u.offers > 1 for u in updates)} offered twice, {in_flight} messages sent "
-          f"again whose first send was in flight at the stop")
+          f"again whose first send was in flight at the stop; total versions at the "
+          f"SIGTERMs {versions}, at the end {await total_version(tables)}")
     assert max(handovers) <= HANDOVER_BOUND, handovers
     standby = pair.b if pair.active() is pair.a else pair.a
     stopped_at = time.monotonic()
