@@ -139,6 +139,7 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     rates: dict[str, float] = {
         "group_per_minute": float(config.group_messages_per_minute),
         "messages_per_second": config.telegram_messages_per_second,
+        "chat_rate": config.private_messages_per_second,
         **app.bot_data["outbox_rates"],
     }
     lazy = rates.pop("private_lazy_seconds", None)
