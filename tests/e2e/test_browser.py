@@ -69,7 +69,7 @@ def _browsers_lock(factory: pytest.TempPathFactory, alone: bool) -> Iterator[Non
 @pytest.fixture
 def sandbox(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m sandbox`` on a free port (its own directory: no developer's .env); the
-    computers move without the human-friendly pause, no turn timer, the groups redrawn
+    computers move without the human-friendly pause, no turn timer, the chats redrawn
     without Telegram's pace (``--no-flood-limits``)."""
     with _browsers_lock(tmp_path_factory, alone=False):
         yield from _sandbox(tmp_path, computer_delay="0.05")
@@ -85,14 +85,17 @@ def paced_sandbox(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 def _sandbox(tmp_path: Path, computer_delay: str | None) -> Iterator[str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("BOT_TOKEN", "COMPUTER_DELAY_SECONDS")}
+           if k not in ("BOT_TOKEN", "COMPUTER_DELAY_SECONDS", "GROUP_MESSAGES_PER_MINUTE",
+                        "PRIVATE_MESSAGES_PER_SECOND")}
     env.update(TURN_TIMEOUT_SECONDS="0", LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1")
     if computer_delay is not None:
         env.update(COMPUTER_DELAY_SECONDS=computer_delay)
-        # and the groups redrawn without Telegram's 20 a minute (nor the fake's flood
-        # control): what these tests check is the page; the pacing has its own tests (and
-        # the paced sandbox below), and the group's 3 s a call was a third of their time
-        env.update(GROUP_MESSAGES_PER_MINUTE="1000")
+        # and the chats redrawn without Telegram's pace (nor the fake's flood control):
+        # what these tests check is the page; the pacing has its own tests (and the paced
+        # sandbox above). The group's 3 s a call was a third of their time, and a private
+        # chat's 1.25 s a call (two calls a move: the presser's hand, the next turn) made
+        # each of Anna's clicks 2.5 s apart, ~25 s of each smazzata played by clicking
+        env.update(GROUP_MESSAGES_PER_MINUTE="1000", PRIVATE_MESSAGES_PER_SECOND="1000")
     process = subprocess.Popen(
         [sys.executable, "-m", "sandbox", "--port", "0",
          *([] if computer_delay is None else ["--no-flood-limits"])],
@@ -353,7 +356,9 @@ def mini_app_takes_the_chat_out_of_the_loop(ui: Browser) -> None:
     turn = private.locator(".message", has_text="Tocca a te").filter(
         has=page.locator('button[data-callback$=":P"]'))
     expect(turn).to_have_count(1, timeout=30000)  # her turn in the new auction: idle
-    page.wait_for_timeout(1500)  # (the first smazzata's hand closed meanwhile, if late)
+    # the first smazzata's hand closed first (its edit waits up to the bot's 4 s for
+    # the hands of players who cannot act; a fixed 1.5 s here was once too short)
+    expect(private.locator(".message", has_text="Smazzata 1 conclusa")).to_have_count(1)
     before = private.inner_text()
     private.locator("button.web-app", has_text="Tavolo").last.click(timeout=15000)
     page.wait_for_function("() => [...document.querySelectorAll('#webapp iframe')].length")
@@ -362,7 +367,9 @@ def mini_app_takes_the_chat_out_of_the_loop(ui: Browser) -> None:
         frame = next((f for f in page.frames if "tgWebAppData" in f.url), None)
         page.wait_for_timeout(50)
     frame.wait_for_load_state("load")
-    page.wait_for_timeout(1500)  # its live stream opened (the page is live)
+    frame.wait_for_function(  # its live stream opened (the page is live: the server
+        # counts it live before its first byte reaches the page)
+        "() => window.miniApp.source && window.miniApp.source.readyState === 1")
     moved = frame.evaluate(MINI_APP_PASS)
     assert moved["status"] == 200, moved
     deadline = time.monotonic() + 60
