@@ -59,7 +59,8 @@ def test_a_browser_plays_a_match_then_its_rivincita(sandbox: str, tmp_path: Path
             shot = Path(os.environ.get("CLASSIFICA_SCREENSHOT", tmp_path / "classifica.png"))
             group.screenshot(path=str(shot))
             assert shot.stat().st_size > 10_000
-            # (after the picture: the refusal's toast stays up to 6 s, and it was waited for)
+            # (after the picture: the refusal's toast, an alert, stays 6 s; the picture
+            # waited it out when the refusal came first)
             final.get_by_role("button", name="🔁 Rivincita").click()  # twice: refused
             expect(page.locator("#toast")).to_contain_text("già stata chiesta")
             assert all(status == 200 and body["ok"] for status, body in ui.presses)
