@@ -77,8 +77,12 @@ def build_application(
         .rate_limiter(rate_limiter or PacedRateLimiter(
             # the overall rate (TELEGRAM_MESSAGES_PER_SECOND, 10% under Telegram's ~30/s)
             # is the outbox's: messages only, by priority; a first-come limiter here too
-            # would queue the callback answers (not messages) behind the edits
+            # would queue the callback answers (not messages) behind the edits. A group's
+            # rate is the outbox's too (GROUP_MESSAGES_PER_MINUTE): PTB's own per-group
+            # limiter (20 a minute, a burst of 20) stays a safety net under it, raised
+            # with it (at its default of 20 it held a group raised to 1000 at 3 s a call)
             overall_max_rate=0, max_retries=3,
+            group_max_rate=max(20, config.group_messages_per_minute),
         ))
         .concurrent_updates(PerChatUpdateProcessor())
         # stores each update before PTB's Updater confirms it / its webhook answers 200
@@ -139,6 +143,7 @@ async def _start(app: Application) -> None:  # type: ignore[type-arg]
     rates: dict[str, float] = {
         "group_per_minute": float(config.group_messages_per_minute),
         "messages_per_second": config.telegram_messages_per_second,
+        "chat_rate": config.private_messages_per_second,
         **app.bot_data["outbox_rates"],
     }
     lazy = rates.pop("private_lazy_seconds", None)

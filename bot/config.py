@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     #: Sends + edits per second for the whole bot (Telegram: about 30; 10% under it by
     #: default), paced evenly and granted by priority (bot/budget.py).
     telegram_messages_per_second: float = Field(default=27.0, gt=0, le=1000)
+    #: Sends + edits per second to one private chat (Telegram: about 1; 0.8 by default,
+    #: a burst of two), paced evenly. Raised, like group_messages_per_minute, only where
+    #: Telegram's limits are not enforced (the sandbox's browser tests).
+    private_messages_per_second: float = Field(default=0.8, gt=0, le=1000)
     #: Webhook mode (unset: long polling): the public HTTPS URL Telegram posts updates to;
     #: PTB's server listens on webhook_listen:webhook_port, on the URL's path.
     webhook_url: str | None = None

@@ -60,7 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--no-flood-limits", action="store_true",
         help="do not enforce Telegram's flood limits in the fake (for fast automated runs; "
-        "then also raise GROUP_MESSAGES_PER_MINUTE)",
+        "then also raise GROUP_MESSAGES_PER_MINUTE and PRIVATE_MESSAGES_PER_SECOND)",
     )
     return parser.parse_args(argv)
 

@@ -685,3 +685,48 @@ async def test_the_pressed_message_never_waits_for_its_chats_pace() -> None:
     assert calls[0][0] == "your card played" and calls[0][1] < 0.05, calls
     assert calls[1][0] == "the next computer's move" and calls[1][1] >= 0.35, calls
     await box.close()
+
+
+@pytest.mark.parametrize(("setting", "interval"), [(None, 1.25), (5.0, 0.2)])
+async def test_a_private_chats_pace_is_the_private_messages_per_second_setting(
+    tg: Any, tmp_path: Any, setting: float | None, interval: float
+) -> None:
+    """PRIVATE_MESSAGES_PER_SECOND paces each private chat (0.8 a second by default: a
+    call every 1.25 s); the sandbox's browser tests raise it, Telegram's limits off."""
+    from bot.app import build_application
+    from tests.conftest import RunningBot, bot_settings
+
+    extra = {} if setting is None else {"private_messages_per_second": setting}
+    bot = await RunningBot(build_application(bot_settings(tg, tmp_path / "bot.db", **extra)),
+                           1.0).start()
+    try:
+        assert bot.rt.outbox.pacer.interval(1234) == pytest.approx(interval)
+        assert bot.rt.outbox.pacer.interval(-1234) == pytest.approx(60 / 18)  # (groups)
+    finally:
+        await bot.stop()
+
+
+async def test_a_group_raised_above_telegrams_pace_is_not_held_by_ptbs_group_limiter(
+    tmp_path: Any,
+) -> None:
+    """GROUP_MESSAGES_PER_MINUTE above Telegram's 20 (where its limits are off: the
+    sandbox's tests) raises the whole bot's pace of a group: PTB's own limiter, 20 a
+    minute after a burst of 20, held the 21st call 3 s, the 30th 30 s."""
+    from bot.app import build_application
+    from sandbox.fakeapi import FakeTelegram
+    from tests.conftest import RunningBot, bot_settings
+
+    async with FakeTelegram(flood=False) as tg:
+        anna = tg.add_user("Anna")
+        group = tg.add_group("Tavolo", members=[anna], admins=[anna])
+        config = bot_settings(tg, tmp_path / "bot.db", group_messages_per_minute=1000,
+                              private_messages_per_second=1000)
+        bot = await RunningBot(build_application(config), 1.0).start()
+        try:
+            started = time.monotonic()
+            for i in range(30):
+                await bot.app.bot.send_message(group.id, f"{i}")
+            assert time.monotonic() - started < 10  # (0.06 s a call: 1.8 s)
+        finally:
+            await bot.stop()
+        assert sum(c.method == "sendMessage" and c.ok for c in tg.calls) == 30

@@ -55,6 +55,9 @@ def test_a_browser_invites_inline_and_sees_the_ratings(sandbox: str, tmp_path: P
             assert re.search(r"🤖 normale: \d{3,4} \([+−±]\d+\)", text), text
             # after the scores, before "next smazzata"
             assert text.index("📈 Rating") < text.index("Si prosegue")
+            # the table still: her turn in the next auction (until then the computers'
+            # bids redraw the group, and the page replaces a chat's messages at each)
+            expect(ui.panel("private").locator(".message").last).to_contain_text("Tocca a te")
             sheet.scroll_into_view_if_needed()
             shot = Path(os.environ.get("RATINGS_SCREENSHOT", tmp_path / "ratings.png"))
             page.screenshot(path=str(shot))

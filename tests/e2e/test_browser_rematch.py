@@ -1,8 +1,9 @@
 """The sandbox's page in a real browser (issue 48): Anna sets a one-smazzata match in the
 group's /impostazioni, plays it against four computers by clicking, presses
 🔁 Rivincita under the final scores (the same computers deal again at once: she is the
-only person), presses it again (a short refusal), and asks /classifica, whose answer is
-the README's screenshot (``CLASSIFICA_SCREENSHOT=docs/classifica.png`` keeps it).
+only person), asks /classifica, whose answer is the README's screenshot
+(``CLASSIFICA_SCREENSHOT=docs/classifica.png`` keeps it), and presses 🔁 Rivincita again
+(a short refusal).
 
 Needs Chromium and Playwright, as ``tests/e2e/test_browser.py`` (its fixture and helpers).
 """
@@ -46,17 +47,22 @@ def test_a_browser_plays_a_match_then_its_rivincita(sandbox: str, tmp_path: Path
             expect(ui.panel("private").locator(".message", has_text="Tocca a te")
                    .or_(ui.panel("private").locator(".message", has_text="Le tue carte"))
                    .last).to_be_visible()
-            final.get_by_role("button", name="🔁 Rivincita").click()  # twice: refused
-            expect(page.locator("#toast")).to_contain_text("già stata chiesta")
+            # the table still: her turn in the new auction (until then the computers'
+            # bids redraw the group, and the page replaces a chat's messages at each)
+            expect(ui.panel("private").locator(".message").last).to_contain_text("Tocca a te")
 
             ui.type("group", "/classifica")
             board = ui.answered("group", "Classifica —")
             expect(board).to_contain_text("Anna")
             board.scroll_into_view_if_needed()
-            expect(page.locator("#toast")).to_be_hidden()  # (the refusal's toast has gone)
+            expect(page.locator("#toast")).to_be_hidden()  # (no toast over the picture)
             shot = Path(os.environ.get("CLASSIFICA_SCREENSHOT", tmp_path / "classifica.png"))
             group.screenshot(path=str(shot))
             assert shot.stat().st_size > 10_000
+            # (after the picture: the refusal's toast, an alert, stays 6 s; the picture
+            # waited it out when the refusal came first)
+            final.get_by_role("button", name="🔁 Rivincita").click()  # twice: refused
+            expect(page.locator("#toast")).to_contain_text("già stata chiesta")
             assert all(status == 200 and body["ok"] for status, body in ui.presses)
             assert not ui.errors, ui.errors
         finally:
