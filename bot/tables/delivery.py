@@ -39,7 +39,8 @@ class Delivery:
             try:
                 await self.service.save_ui(game_id, ui_patch({"drawn": version}))
             except StorageUnavailable as exc:  # a restart redraws it: harmless
-                log.warning("could not record the drawn version of %s: %s", game_id, exc)
+                if exc.code != "fenced":  # (fenced: standing by, the active one redraws)
+                    log.warning("could not record the drawn version of %s: %s", game_id, exc)
 
     async def flush(self, timeout: float) -> None:
         """At a graceful stop, after the outbox drained: record what was delivered."""
