@@ -257,5 +257,23 @@ def test_expert_iteration_labels_the_networks_own_play(tmp_path: Path) -> None:
     assert data.mask(np.arange(len(data)))[np.arange(len(data)), data.action].all()
 
 
+def test_a_plan_resumes_and_can_start_at_a_later_chunk_index(tmp_path: Path) -> None:
+    """``run_plan`` makes the plan's chunks round-robin from ``first`` on, each seeded by
+    its index, and skips the ones its manifest lists: a second run makes the next ones."""
+    from train.generate import chunk_seed, read_manifest, run_plan
+
+    out = tmp_path / "data"
+    plan = [("briscola 2", "normale", 1), ("briscola 3", "normale", 1)]
+    run_plan(out, plan, minutes=10, chunks=3, first=1000)
+    made = [(e["variant"], e["index"], e["seed"]) for e in read_manifest(out)]
+    assert made == [
+        ("briscola 2", 1000, chunk_seed("briscola 2", "normale", 1000)),
+        ("briscola 3", 1000, chunk_seed("briscola 3", "normale", 1000)),
+        ("briscola 2", 1001, chunk_seed("briscola 2", "normale", 1001)),
+    ]
+    run_plan(out, plan, minutes=10, chunks=1, first=1000)
+    assert [(e["variant"], e["index"]) for e in read_manifest(out)][3:] == [("briscola 3", 1001)]
+
+
 def test_every_action_has_a_policy_output() -> None:
     assert len(ACTIONS) == N_ACTIONS
