@@ -248,14 +248,18 @@ async def _post_stop(app: Application) -> None:  # type: ignore[type-arg]
         if task.get_name() != "stand-down":
             task.cancel()
     await asyncio.gather(*app.bot_data.get(AFTER_START, []), return_exceptions=True)
+
+    def budget() -> float:
+        """What is left of the drain's time now (and of the lock's, on PostgreSQL)."""
+        left = _drain_budget(app)
+        return left if leader is None else leader.drain_budget(left)
+
     await inbox.stop(_drain_budget(app) if active else 0.0)
     if active:  # new messages on their way are sent and stored, not cut off halfway
-        budget = _drain_budget(app)
-        await rt.tables.finish_sends(budget if leader is None else leader.drain_budget(budget))
+        await rt.tables.finish_sends(budget())
     await rt.tables.close()
     if active:  # (a fenced instance sends and writes nothing)
-        budget = _drain_budget(app)
-        await rt.outbox.drain(budget if leader is None else leader.drain_budget(budget))
+        await rt.outbox.drain(budget())
         await rt.tables.confirm_delivered(1.0 if leader is None else leader.confirm_budget(1.0))
         await rt.tables.pacing.close()  # (after the last calls: a restart paces from there)
     await stand_down(app)  # whatever is left of the active period
