@@ -732,3 +732,21 @@ async def test_a_group_raised_above_telegrams_pace_is_not_held_by_ptbs_group_lim
         finally:
             await bot.stop()
         assert sum(c.method == "sendMessage" and c.ok for c in tg.calls) == 30
+
+
+async def test_a_send_asked_after_the_close_does_not_wait_forever() -> None:
+    """A closed outbox (a stop, a fence's stand-down) flushes nothing: a new message asked
+    after it is given up at once, as the ones waiting at the close were, rather than
+    waiting for a call no flusher will ever grant (the redraw that awaited it kept PTB's
+    ``Application.stop()`` waiting for its tasks forever)."""
+    bot = RecordingBot()
+    box = outbox(bot)
+    waiting = asyncio.create_task(box.send(-6, "waiting"))
+    await asyncio.sleep(0)
+    await box.close()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(waiting, 1)
+    late = asyncio.create_task(box.send(-6, "asked after the close"))
+    done, _ = await asyncio.wait({late}, timeout=1)
+    assert done == {late} and late.cancelled()
+    assert bot.calls == []

@@ -239,7 +239,10 @@ class EditQueue:
     async def slot(self, chat_id: int, priority: int) -> None:
         """Wait for a call of the chat and of the bot's budget for a new message, in line
         with the chat's edits (by rank, then by when asked); the caller makes its call
-        at once, or refunds it (``budget.refund()``)."""
+        at once, or refunds it (``budget.refund()``). Stopped: cancelled at once, as
+        the ones waiting at the stop were (no flusher would ever grant it)."""
+        if self._closed:
+            raise asyncio.CancelledError
         chat = self.chat(chat_id)
         slot = _Slot(priority, time.monotonic(),
                      asyncio.get_running_loop().create_future())
