@@ -162,7 +162,9 @@ async def test_an_update_that_kills_the_process_twice_is_set_aside_at_the_third_
             assert (poisoned.error, poisoned.claims) == (bot_inbox.PROCESS_DIED,
                                                          bot_inbox.CRASH_CLAIMS)
             assert json.loads(poisoned.summary)["button"] == "a"
-            assert await inbox.pending_updates(reader) == []
+            # (the other tables play on meanwhile: their presses are pending for a moment)
+            pending = await inbox.pending_updates(reader)
+            assert poisoned.update_id not in {update_id for update_id, _ in pending}
             errors = [line for line in bot.log_text().splitlines() if " ERROR " in line]
             assert len(errors) == 1 and "set aside (poisoned)" in errors[0], errors
 
