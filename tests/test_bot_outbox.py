@@ -750,3 +750,29 @@ async def test_a_send_asked_after_the_close_does_not_wait_forever() -> None:
     done, _ = await asyncio.wait({late}, timeout=1)
     assert done == {late} and late.cancelled()
     assert bot.calls == []
+
+
+async def test_a_pressers_redraw_that_waited_for_its_call_is_logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The presser's own redraw goes at once; one that waited for its call anyway (here:
+    the chat's calls spent by replies, which do not leave it the burst's last call) says
+    so in the log, with how long, so that a late one can be traced."""
+    from bot.outbox import edits
+
+    monkeypatch.setattr(edits, "PRESSED_LATE_SECONDS", 0.02)
+    bot = RecordingBot()
+    box = outbox(bot)
+    box.edit(7, 1, "shown at once", priority=Priority.PRESSED)
+    await box.drain()
+    assert not [r for r in caplog.records if "own redraw" in r.getMessage()]
+    await asyncio.sleep(0.2)  # (the chat's burst back)
+    await box.take(7)
+    await box.take(7)  # the chat's calls spent: the next one is 1/RATE away
+    box.edit(7, 1, "waited", priority=Priority.PRESSED)
+    await box.drain()
+    assert [c[3] for c in bot.calls] == ["shown at once", "waited"]
+    (late,) = [r for r in caplog.records if "own redraw" in r.getMessage()]
+    waited = float(late.getMessage().split(" waited ")[1].split()[0])
+    assert late.levelname == "WARNING" and "of 7/1 " in late.getMessage() and waited >= 0.02
+    await box.close()

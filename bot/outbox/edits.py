@@ -60,6 +60,9 @@ from bot.outbox.pace import PACED, Pacer
 #: leave unused (the presser's redraw goes at once even right after the chat's other
 #: calls; they go at the chat's steady pace).
 PRESSED_KEEPS = 1
+#: A presser's own redraw that waited longer than this for its call is logged (a WARNING:
+#: it should go at once, issue 46).
+PRESSED_LATE_SECONDS = 0.5
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +92,8 @@ class _Edit:
     markup_only: bool = False
     #: Called once the message shows this content (not if a newer one replaced it).
     shown: Callable[[], None] | None = None
+    #: When the presser's own redraw was first asked (``Priority.PRESSED``), if it was.
+    pressed_at: float | None = None
 
 
 @dataclass
@@ -214,11 +219,15 @@ class EditQueue:
             chat.desired.pop(message_id, None)
             _call(shown)
             return
-        due = time.monotonic() + delay
+        now = time.monotonic()
+        due = now + delay
+        pressed_at = now if priority <= Priority.PRESSED else None
         old = chat.desired.get(message_id)
         if old is not None:
             due, priority = min(due, old.due), min(priority, old.priority)
-        chat.desired[message_id] = _Edit(text, kb, priority, due, markup_only, shown)
+            pressed_at = old.pressed_at or pressed_at
+        chat.desired[message_id] = _Edit(text, kb, priority, due, markup_only, shown,
+                                         pressed_at)
         if chat.waiter is not None:
             self.budget.promote(chat.waiter, priority)
         self._wake(chat_id, chat)
@@ -344,6 +353,9 @@ class EditQueue:
                 call.future.set_result(None)
                 continue
             edit = chat.desired.pop(call)
+            if edit.pressed_at is not None and now - edit.pressed_at > PRESSED_LATE_SECONDS:
+                log.warning("the presser's own redraw of %s/%s waited %.2f s for its call",
+                            chat_id, call, now - edit.pressed_at)
             try:
                 await self._edit(chat_id, call, edit)
             except Exception:  # never let one failed edit stop the flusher
