@@ -42,7 +42,7 @@ import pytest
 from bench.sim import BotProcess, SimTable, World, open_reader
 from sandbox.fakeapi import FakeTelegram
 from sandbox.fakeapi.server import ApiCall
-from storage import Database, repo
+from storage import Database, GameRow, repo
 from tests import pg
 from tests.chaos.checks import card_in_play, check_acknowledged, replay
 from tests.conftest import WEBHOOK_SECRET, free_port
@@ -334,9 +334,14 @@ async def play_all(
 MOVES_PER_KILL = 30
 
 
+async def rows_of(tables: list[SimTable]) -> list[GameRow]:
+    """The tables' current games, as stored."""
+    return [(await t.state())[0] for t in tables]
+
+
 async def total_version(tables: list[SimTable]) -> int:
     """The tables' versions added up: how many moves they made in all."""
-    return sum([(await t.state())[0].version for t in tables])
+    return sum(r.version for r in await rows_of(tables))
 
 
 async def hold_play(tables: list[SimTable], gate: asyncio.Event, limit: list[float]) -> None:
@@ -391,7 +396,7 @@ async def ten_kills(pair: Pair, seed: int, kills_wanted: int, match_end: str) ->
             await standby.until_log("standby (")  # (restarted after the kill before)
             limit[0] = math.inf  # ready to kill: play on until the moment comes
             gate.set()
-            rows = [(await t.state())[0] for t in tables]
+            rows = await rows_of(tables)
             versions.append(sum(r.version for r in rows))
             playing.append(sum(r.status == "playing" for r in rows))
             if n % 2:
@@ -470,7 +475,7 @@ async def test_terminated_lock_connection_fences_the_active_instance(pair: Pair)
     players = await play_all(tables, 120)
     try:
         await asyncio.sleep(1.5)
-        playing = [(await t.state())[0].status == "playing" for t in tables]
+        playing = [r.status == "playing" for r in await rows_of(tables)]
         assert all(playing), f"the cut did not land during play: {playing}"
         active = pair.active()
         standby = pair.b if active is pair.a else pair.a
@@ -555,9 +560,10 @@ async def test_sigterm_hands_over_without_losing_an_update(pair: Pair) -> None:
     try:
         for _ in range(2):
             await asyncio.sleep(rng.uniform(0.5, 1.5))
-            playing = [(await t.state())[0].status == "playing" for t in tables]
+            rows = await rows_of(tables)
+            playing = [r.status == "playing" for r in rows]
             assert all(playing), f"a handover did not land during play: {playing}"
-            versions.append(await total_version(tables))
+            versions.append(sum(r.version for r in rows))
             active = pair.active()
             standby = pair.b if active is pair.a else pair.a
             stopped_at = time.monotonic()
