@@ -5,8 +5,10 @@
   evenly, never burst-then-wait: a chat idle for a while may send ``burst`` calls at once
   (the slots it did not use; a group's `chat_burst`, 1 by default: strictly even; a
   private chat's `private_burst`, 2: the presser's own message shows the press at once
-  even right after their turn's edit), then one per interval again. A rolling window of
-  ``per_window`` calls guards groups on top (it delays a call by at most an interval).
+  even right after their turn's edit; and a second press of theirs, one call beyond the
+  burst: ``bot.outbox.edits.PRESSED_EXTRA``), then one per interval again. A rolling
+  window of ``per_window`` calls guards groups on top (it delays a call by at most an
+  interval).
   Callers *reserve* the next slot, so nobody overtakes a call already waiting.
 * :class:`GlobalBudget`: the bot's overall rate (``TELEGRAM_MESSAGES_PER_SECOND``),
   granted by :class:`Priority` first, then in order of request: the message a person
@@ -108,7 +110,8 @@ class ChatPace:
 
     def ready_at(self, now: float, keep: int = 0) -> float:
         """When the next call may go (``now`` or later); ``keep``: calls of the burst
-        left for a more urgent call (this one goes at the steady pace beyond them)."""
+        left for a more urgent call (this one goes at the steady pace beyond them); a
+        negative ``keep``: calls this one may take beyond the burst."""
         at = max(now, self.next_at - max(0, self.burst - 1 - keep) * self.interval)
         if self.per_window:
             while self.sent and at - self.sent[0] >= self.window:

@@ -165,3 +165,37 @@ async def test_a_bid_pressed_in_private_is_the_first_call_after_the_answer(
 def answered_seq(tg: Any, query_id: str) -> int:
     return next(c.seq for c in tg.calls if c.method == "answerCallbackQuery"
                 and c.params.get("callback_query_id") == query_id)
+
+
+async def test_two_presses_after_a_turn_fit_telegrams_limits_and_go_at_once(
+    tmp_path: Path,
+) -> None:
+    """A turn's edit, then two presses of its player within a fraction of a second (their
+    card wins the trick, they lead the next one): at the production pacing, against the
+    fake server's real limits (a private chat: 3 calls at once, then 1 a second), both
+    presses are shown at once (issue 46: the second one waited for the chat's next slot,
+    1.25 s), and none of the three calls is refused (429)."""
+    from sandbox.fakeapi import FakeTelegram
+
+    async with FakeTelegram() as tg:  # Telegram's limits, real time
+        bot = await make_bot(tg, tmp_path / "bot.db", speed=1).start()
+        try:
+            ada = tg.add_user("Ada", language_code="it")
+            await ada.start_bot()
+            hand = await bot.app.bot.send_message(ada.id, "le tue carte")
+            await asyncio.sleep(2.5)  # (the chat's pace and the server's bucket back)
+            outbox = bot.rt.outbox
+            outbox.edit(ada.id, hand.message_id, "tocca a te", priority=Priority.TURN)
+            for text in ("la tua carta: prendi tu, tocca a te", "la tua carta d'apertura"):
+                await asyncio.sleep(0.1)  # (the press comes once the last edit is shown)
+                outbox.edit(ada.id, hand.message_id, text, priority=Priority.PRESSED)
+            await outbox.drain(10)
+            edits = [c for c in tg.calls if c.method == "editMessageText"]
+            assert [c.params["text"] for c in edits if c.ok] == [
+                "tocca a te", "la tua carta: prendi tu, tocca a te",
+                "la tua carta d'apertura"]
+            assert not tg.flood_violations, tg.flood_violations
+            # (the fake's call times are its own clock: the edits' spacing is compared)
+            assert edits[-1].at - edits[0].at < 0.6, [c.at for c in edits]
+        finally:
+            await bot.stop()
