@@ -17,6 +17,16 @@ from game import Game, parse_action
 from storage import Database, Executor, GameRow, repo
 
 
+async def rows_of(tables: Iterable[SimTable]) -> list[GameRow]:
+    """The tables' current games, as stored."""
+    return [(await t.state())[0] for t in tables]
+
+
+async def versions_of(tables: Iterable[SimTable]) -> list[int]:
+    """The tables' current versions (how many moves each made), as stored."""
+    return [row.version for row in await rows_of(tables)]
+
+
 async def replay(db: Executor, row: GameRow) -> Game:
     """Replay a game's action log from its seed; assert the log has no gap and no
     duplicate and that the replay reproduces the stored snapshot exactly."""

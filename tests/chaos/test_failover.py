@@ -42,9 +42,15 @@ import pytest
 from bench.sim import BotProcess, SimTable, World, open_reader
 from sandbox.fakeapi import FakeTelegram
 from sandbox.fakeapi.server import ApiCall
-from storage import Database, GameRow, repo
+from storage import Database, repo
 from tests import pg
-from tests.chaos.checks import card_in_play, check_acknowledged, replay
+from tests.chaos.checks import (
+    card_in_play,
+    check_acknowledged,
+    replay,
+    rows_of,
+    versions_of,
+)
 from tests.conftest import WEBHOOK_SECRET, free_port
 
 SEED = int(os.environ.get("CHAOS_SEED", "2020"))
@@ -334,14 +340,9 @@ async def play_all(
 MOVES_PER_KILL = 30
 
 
-async def rows_of(tables: list[SimTable]) -> list[GameRow]:
-    """The tables' current games, as stored."""
-    return [(await t.state())[0] for t in tables]
-
-
 async def total_version(tables: list[SimTable]) -> int:
     """The tables' versions added up: how many moves they made in all."""
-    return sum(r.version for r in await rows_of(tables))
+    return sum(await versions_of(tables))
 
 
 async def hold_play(tables: list[SimTable], gate: asyncio.Event, limit: list[float]) -> None:

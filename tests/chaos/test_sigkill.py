@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.sim import BotProcess, SimTable, World, open_reader
+from bench.sim import BotProcess, World, open_reader
 from sandbox.fakeapi import FakeTelegram, Fault
 from storage import repo
-from tests.chaos.checks import check_acknowledged, check_scoreboard, replay
+from tests.chaos.checks import check_acknowledged, check_scoreboard, replay, versions_of
 
 SEED = int(os.environ.get("CHAOS_SEED", "1234"))
 TABLES = 20
@@ -78,7 +78,7 @@ async def test_sigkill_at_random_moments_during_20_matches(
             kills = []
             for _ in range(KILLS):
                 await asyncio.sleep(rng.uniform(0.0, 1.5))
-                versions = await _versions(reader, tables)
+                versions = sum(await versions_of(tables))
                 await bot.kill()
                 kills.append(versions)
                 await asyncio.sleep(rng.uniform(0.0, 0.3))
@@ -117,14 +117,6 @@ async def test_sigkill_at_random_moments_during_20_matches(
         finally:
             await reader.close()
             await bot.kill()
-
-
-async def _versions(reader: object, tables: list[SimTable]) -> int:
-    total = 0
-    for table in tables:
-        row = await repo.get_game(reader, table.game_ids[-1])  # type: ignore[arg-type]
-        total += row.version if row is not None else 0
-    return total
 
 
 async def test_edits_in_flight_at_a_kill_or_a_stop_are_redone_after_restart(
