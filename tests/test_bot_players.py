@@ -48,6 +48,30 @@ async def test_search_decisions_run_in_the_pool_and_match_the_player(
     assert players._get_slots()._value == players.SEARCH_WORKERS  # every slot given back
 
 
+def _blas_threads() -> tuple[str | None, int]:
+    """In a worker of the pool: the BLAS setting, and the process's threads once numpy
+    has multiplied two matrices (OpenBLAS starts its threads then)."""
+    import os
+
+    import numpy as np
+
+    product = np.ones((600, 600)) @ np.ones((600, 600))
+    assert product[0, 0] == 600
+    return os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task"))
+
+
+async def test_the_pools_workers_run_numpy_on_one_thread(
+    fresh_pool: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The network's batches in the pool's workers (issue 49) are matrix products: numpy's
+    BLAS ran them on every core (five times the CPU), beside the bot's event loop."""
+    for name in players.BLAS_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    setting, threads = await asyncio.wrap_future(players._get_pool().submit(_blas_threads))
+    assert setting == "1"
+    assert threads == 1
+
+
 async def test_past_the_cap_the_rule_based_player_decides(
     fresh_pool: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
