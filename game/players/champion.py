@@ -363,6 +363,7 @@ from game.players.common import decision_rng
 from game.players.endgame import DrawSolver, Endgame, card_values
 from game.players.expert import ExpertPlayer
 from game.players.inference import resample
+from game.players.netinfer import NetOpponent
 from game.players.opponent import MATCH, SHARE, OpponentModel
 from game.players.policy import Weights
 from game.view import View
@@ -387,6 +388,11 @@ ROLLOUT_WEIGHTS = Weights(power=1.5)
 #: over the opponent model's chances (answers below ``REPLY_FLOOR`` left out).
 REPLIES = True
 REPLY_FLOOR = 0.03
+#: Two players: the network's kind of opponent (:class:`game.players.netinfer.NetOpponent`)
+#: weighs this much beside the opponent model's two kinds (0: not read), over the
+#: opponent's last ``NET_DEPTH`` plays (0: all of them).
+NET_SHARE = 0.0
+NET_DEPTH = 0
 
 
 def _answers(view: View, model: OpponentModel) -> briscola.Answers:
@@ -503,15 +509,30 @@ def _scaled(weights: list[float]) -> list[float]:
     return [w / top for w in weights] if top > 0.0 else weights
 
 
+def likelihoods(
+    model: OpponentModel, hands: Sequence[Sequence[int]], net: NetOpponent | None, share: float
+) -> list[float]:
+    """The likelihood of the opponent's plays from each of ``hands``: the opponent
+    model's, mixed with the network's kind (``net``, weighing ``share``) when given."""
+    own = [model.likelihood(list(hand)) for hand in hands]
+    if net is None or share <= 0.0:
+        return own
+    learned = net.likelihoods(hands)
+    return [(1.0 - share) * a + share * b for a, b in zip(own, learned, strict=True)]
+
+
 def inferred_deals(
     view: View,
     rng: random.Random,
     worlds: int,
     candidates: int = CANDIDATES,
     model: OpponentModel | None = None,
+    net: NetOpponent | None = None,
+    share: float = 0.0,
 ) -> list[tuple[briscola.Deal, int]]:
     """Two players: ``worlds`` deals drawn in proportion to the opponent model's
-    likelihood among ``candidates`` times as many uniform ones."""
+    likelihood (mixed with the network's, :func:`likelihoods`) among ``candidates``
+    times as many uniform ones."""
     me = view.seat
     assert me is not None
     if model is None:
@@ -519,7 +540,7 @@ def inferred_deals(
     deals = [briscola.sample_world(view, rng) for _ in range(worlds * candidates)]
     if not model.plays:
         return [(deal, 1) for deal in deals[:worlds]]
-    weights = [model.likelihood(hands[1 - me]) for hands, _stock in deals]
+    weights = likelihoods(model, [hands[1 - me] for hands, _stock in deals], net, share)
     return resample(deals, weights, worlds, rng)
 
 
@@ -541,6 +562,8 @@ class ChampionPlayer(ExpertPlayer):
         theta: Sequence[float] | None = playmodel.THETA,
         share: float = SHARE,
         replies: bool = REPLIES,
+        net_share: float = NET_SHARE,
+        net_depth: int = NET_DEPTH,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -567,6 +590,10 @@ class ChampionPlayer(ExpertPlayer):
         #: two players, leading: the opponent's answer in expectation over the opponent
         #: model (:func:`_answers`), not the rollout policy's
         self.replies = replies
+        #: two players: the network's kind of opponent in the inference
+        #: (:class:`game.players.netinfer.NetOpponent`), its share and plays read
+        self.net_share = net_share
+        self.net_depth = net_depth
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -581,7 +608,9 @@ class ChampionPlayer(ExpertPlayer):
         answers = None
         if view.players == 2 and self.infer:
             model = self._model(view)
-            deals = inferred_deals(view, rng, self.worlds, self.candidates, model)
+            deals = inferred_deals(
+                view, rng, self.worlds, self.candidates, model, self._net(view), self.net_share
+            )
             if self.replies and not view.current_trick:
                 answers = _answers(view, model)
         weights = self.rollout_weights if view.players == 2 else None
@@ -599,6 +628,11 @@ class ChampionPlayer(ExpertPlayer):
 
     def _model(self, view: View) -> OpponentModel:
         return OpponentModel(view, self.depth, self.match, self.theta, self.share)
+
+    def _net(self, view: View) -> NetOpponent | None:
+        if view.players != 2 or self.net_share <= 0.0 or view.options.follow_suit:
+            return None
+        return NetOpponent(view, self.net_depth)
 
     def _exact_applies(self, view: View) -> bool:
         if view.players == 2:
@@ -625,11 +659,11 @@ class ChampionPlayer(ExpertPlayer):
         totals = dict.fromkeys(legal, 0.0)
         trick = [c for _, c in view.current_trick]
         combos = list(itertools.combinations(sorted(pool), need))
+        hands = [sorted((*known, *combo)) for combo in combos]
         weights = _scaled(
-            [
-                model.likelihood(sorted((*known, *combo))) if model is not None else 1.0
-                for combo in combos
-            ]
+            likelihoods(model, hands, self._net(view), self.net_share)
+            if model is not None
+            else [1.0] * len(hands)
         )
         worlds = 0
         for combo, weight in zip(combos, weights, strict=True):
@@ -659,7 +693,9 @@ class ChampionPlayer(ExpertPlayer):
         model = self._model(view) if view.players == 2 and self.infer else None
         # two players: each way the hidden cards can lie, weighted by the model
         weights = _scaled(
-            [model.likelihood(hands[1 - me]) if model is not None else 1.0 for hands, _ in worlds]
+            likelihoods(model, [hands[1 - me] for hands, _ in worlds], self._net(view), self.net_share)
+            if model is not None
+            else [1.0] * len(worlds)
         )
         for (hands, stock), weight in zip(worlds, weights, strict=True):
             game = Endgame(

@@ -1,0 +1,113 @@
+"""How well the two-player inference places the opponent's hidden cards (issue 49).
+
+    python -m game.players.inferlook --games 40 --seed 4990 --shares 0,0.25,0.5,1
+
+Two-player Briscola games of ``esperto`` against ``esperto`` (game ``g`` dealt from
+``seed + g``, the players seeded ``10 × that + seat``). At each middle-game decision of
+seat 0 (more than ``champion.EXACT_STOCK`` cards to draw, at least two tricks played)
+``campione``'s candidate deals are drawn (``WORLDS × CANDIDATES`` of them, its decision
+seed) and weighted as :func:`game.players.champion.likelihoods` weighs them, with the
+network's kind of opponent at each ``--shares`` (0: today's opponent model alone). For
+every card seat 0 cannot place, the weighted chance that the opponent holds it is
+scored against where it is: the mean binary cross-entropy over those cards (lower is
+better; the uniform deals' figure beside), and the chance given to the opponent's real
+hand (the product over its cards, as a mean log).
+
+A look to choose the share, not a measurement of play: the figure of play is the arena's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import time
+
+from game.engine import Game
+from game.options import TableOptions
+from game.players import briscola, champion, create_player
+from game.players.common import decision_rng
+from game.players.netinfer import NetOpponent
+from game.players.opponent import OpponentModel
+
+
+def positions(games: int, seed: int) -> list[tuple[object, list[int]]]:
+    """(seat 0's view, the opponent's real hand) at seat 0's middle-game decisions."""
+    options = TableOptions.model_validate(
+        {"game": "briscola", "players": 2, "match_end": "hands:1"}
+    )
+    found: list[tuple[object, list[int]]] = []
+    for g in range(games):
+        deal = seed + g
+        game = Game.new(options, random.Random(deal))
+        players = [create_player("esperto", 10 * deal + s) for s in range(2)]
+        while not game.is_over() and game.scored_count == 0:
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            if (
+                seat == 0
+                and view.stock_count > champion.EXACT_STOCK
+                and len(view.tricks) >= 2
+                and len(view.legal) > 1
+            ):
+                found.append((view, sorted(game.hands[1])))
+            game.apply(seat, players[seat].choose(view))
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--games", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=4990)
+    parser.add_argument("--shares", default="0,0.25,0.5,1")
+    parser.add_argument("--depth", type=int, default=champion.NET_DEPTH)
+    args = parser.parse_args(argv)
+    shares = [float(s) for s in args.shares.split(",")]
+    found = positions(args.games, args.seed)
+    print(f"{len(found)} positions from {args.games} games, seed {args.seed}")
+    loss = {s: 0.0 for s in [-1.0, *shares]}
+    hand = dict.fromkeys(loss, 0.0)
+    cells = 0
+    spent = 0.0
+    for view, real in found:
+        assert isinstance(view, type(found[0][0]))
+        rng = decision_rng(0, view.smazzata, view.version, 0)  # type: ignore[attr-defined]
+        deals = [
+            briscola.sample_world(view, rng)  # type: ignore[arg-type]
+            for _ in range(champion.WORLDS * champion.CANDIDATES)
+        ]
+        hands = [h[1] for h, _ in deals]
+        model = OpponentModel(view, champion.INFERENCE_DEPTH)  # type: ignore[arg-type]
+        start = time.process_time()
+        net = NetOpponent(view, args.depth)  # type: ignore[arg-type]
+        net.likelihoods(hands)
+        spent += time.process_time() - start
+        unseen = champion.unseen_cards(view)  # type: ignore[arg-type]
+        cells += len(unseen)
+        for share in loss:
+            if share < 0:
+                weights = [1.0] * len(hands)
+            else:
+                weights = champion.likelihoods(model, hands, net, share)
+            total = sum(weights)
+            chance = dict.fromkeys(unseen, 1e-9)
+            for h, w in zip(hands, weights, strict=True):
+                for c in h:
+                    chance[c] += w / total
+            for c in unseen:
+                p = min(max(chance[c], 1e-6), 1 - 1e-6)
+                loss[share] -= math.log(p) if c in real else math.log(1 - p)
+            hand[share] += sum(math.log(min(max(chance[c], 1e-6), 1.0)) for c in real)
+    n = max(1, len(found))
+    print(f"network likelihoods: {1000 * spent / n:.1f} ms of CPU a position (mean)")
+    for share in loss:
+        name = "uniform" if share < 0 else f"share {share:g}"
+        print(
+            f"{name:<10} cross-entropy a card {loss[share] / max(1, cells):.4f}, "
+            f"log chance of the real hand's cards {hand[share] / n:+.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+"""Inference by the learned policy (issue 49): how likely the network finds the
+opponent's plays of the smazzata from the hand it holds in a sampled world.
+
+Two-player Briscola. ``campione`` weights the deals it samples by how likely the
+opponent's plays are from the hand the opponent holds in each deal
+(:class:`game.players.opponent.OpponentModel`: a fitted play model and the rule-based
+card). :class:`NetOpponent` adds a third kind of opponent: one that plays as the
+network of :mod:`game.players.net` says (its policy head, masked to the hand's cards).
+The network was trained on the search levels' play (``esperto`` in every seat of
+two-player Briscola among them, ``NET-MANIFEST.md``), so it is a model of the players
+``campione`` meets.
+
+*What the network reads.* For each of the opponent's plays, the opponent's own view at
+that moment is rebuilt from the public record (:func:`past_view`: the tricks before it,
+the trick on the table, the stock, who drew the face-up card), with the hand that the
+deal gives it then. Only the hand is hidden; it is the only thing that changes from one
+deal to another. The hand each play came from is rebuilt backwards from today's exactly
+as the opponent model does (the card drawn after a trick is any of the hand's, equally
+likely; the face-up card where the opponent drew it).
+
+*Cost.* The network's first layer is linear, and a view's features depend on the hand
+only through a few inputs (the hand, its suits' counts and points, the unseen cards, the
+cards that win the trick) and the canonical order of the suits (which the hand sets:
+at most six orders once the briscola is known). So for each play and order the public
+part of the first layer is computed once (:func:`game.players.net.features` on the
+rebuilt view), and each hand adds its few rows of the first layer's weights; the rest of
+the network runs on all the hands of a decision in one batch.
+
+Everything is a pure function of the view and the hands (no random draw), and reads no
+hidden card: the rebuilt views come from the view's public fields, the hands from the
+caller's deals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from game.actions import PLAY
+from game.cards import CARD_POINTS, card_code
+from game.players.net import LAYOUT, Network, default_network, features, suit_order
+from game.players.opponent import DRAWS_2P
+from game.view import View
+
+#: Cards each of two players holds while there is a stock.
+HAND_2P: Final = 3
+#: The network's chance of a card is mixed with the uniform one by this much (the
+#: network is only a model: a card it finds unlikely makes a deal less likely, never
+#: impossible).
+EPSILON: Final = 0.05
+
+_HAND = LAYOUT["hand"][0]
+_SUITS = LAYOUT["hand_suits"][0]
+_UNSEEN = LAYOUT["unseen"][0]
+_WINS = LAYOUT["wins_now"][0]
+#: The policy head's column of each canonical card's play.
+_PLAY_IDS: Final = np.array([PLAY[c].id for c in range(40)], dtype=np.intp)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Play:
+    """One of the opponent's plays: its card, the opponent's view then (hand empty),
+    whether a draw followed the trick, and whether that draw was the face-up card's."""
+
+    card: int
+    view: View
+    drew: bool
+    face_up_draw: bool
+
+
+def past_view(view: View, seat: int, trick_index: int, position: int, hand: Sequence[int]) -> View:
+    """Two players: ``seat``'s view when it played the ``position``-th card of trick
+    ``trick_index`` (0-based; ``len(view.tricks)``: the trick on the table), holding
+    ``hand``, rebuilt from ``view``'s public fields. Only the fields the network reads
+    are rebuilt (:func:`game.players.net.features`)."""
+    assert view.face_up is not None
+    if trick_index < len(view.tricks):
+        trick = view.tricks[trick_index]
+        leader, plays = trick.leader, trick.plays
+    else:
+        leader, plays = view.leader, view.current_trick
+    done = view.tricks[:trick_index]
+    on_table = plays[:position]
+    played: list[list[int]] = [[] for _ in range(view.players)]
+    for t in done:
+        for s, c in t.plays:
+            played[s].append(c)
+    for s, c in on_table:
+        played[s].append(c)
+    stock = max(0, 40 - view.players * (HAND_2P + trick_index))
+    holder = view.face_up_holder if trick_index >= DRAWS_2P else None
+    in_hand = min(HAND_2P, 40 // view.players - trick_index)
+    sizes = tuple(in_hand - (1 if any(s == p for p, _ in on_table) else 0) for s in range(view.players))
+    return dataclasses.replace(
+        view,
+        seat=seat,
+        current_seat=seat,
+        hand=tuple(hand),
+        hand_sizes=sizes,
+        legal=tuple("c" + card_code(c) for c in hand),
+        trick_no=trick_index,
+        leader=leader,
+        current_trick=on_table,
+        tricks=done,
+        played=tuple(tuple(p) for p in played),
+        stock_count=stock,
+        face_up_holder=holder,
+        partner_hand=None,
+        side_points=None,
+    )
+
+
+def _wins(card: int, best: int, trump: int) -> bool:
+    """Whether ``card`` takes a trick whose best card is ``best`` (-1: none yet)."""
+    if best < 0:
+        return True
+    if card // 10 == best // 10:
+        return card % 10 < best % 10
+    return card // 10 == trump and best // 10 != trump
+
+
+class NetOpponent:
+    """The likelihood, under the network's policy, of the opponent's last ``depth``
+    plays (0: every play) given the hand it holds now in each of a decision's deals."""
+
+    def __init__(self, view: View, depth: int = 0, network: Network | None = None) -> None:
+        me = view.seat
+        assert me is not None and view.players == 2 and view.face_up is not None
+        self.network = network or default_network()
+        self.opp = opp = 1 - me
+        self.trump = view.face_up // 10
+        plays: list[_Play] = []
+        tricks = [t.plays for t in view.tricks] + [view.current_trick]
+        for index, trick in enumerate(tricks):
+            for position, (seat, card) in enumerate(trick):
+                if seat != opp:
+                    continue
+                drew = index < len(view.tricks) and index < DRAWS_2P
+                face_up_draw = (
+                    drew and index == DRAWS_2P - 1 and view.face_up_holder == opp
+                )
+                plays.append(
+                    _Play(card, past_view(view, opp, index, position, ()), drew, face_up_draw)
+                )
+        self.plays = plays[-depth:] if depth else plays
+        #: per play: the best card on the table before it (-1: it led)
+        self._best: list[int] = []
+        for play in self.plays:
+            best = -1
+            for _, c in play.view.current_trick:
+                if best < 0 or _wins(c, best, self.trump):
+                    best = c
+            self._best.append(best)
+        #: (play, suit order) -> :meth:`_tables`
+        self._public: dict[
+            tuple[int, tuple[int, ...]],
+            tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.intp]],
+        ] = {}
+
+    # ------------------------------------------------------------------ the network
+
+    def _order(self, hand: Sequence[int]) -> tuple[int, ...]:
+        """:func:`game.players.net.suit_order` of a view holding ``hand`` (the briscola
+        first, then the other suits by the hand's count and points in them)."""
+        count = [0, 0, 0, 0]
+        points = [0, 0, 0, 0]
+        for card in hand:
+            count[card // 10] += 1
+            points[card // 10] += CARD_POINTS[card]
+        trump = self.trump
+        others = sorted((s for s in range(4) if s != trump), key=lambda s: (-count[s], -points[s], s))
+        order = [0, 0, 0, 0]
+        for position, suit in enumerate([trump, *others]):
+            order[suit] = position
+        return tuple(order)
+
+    def _tables(
+        self, k: int, order: tuple[int, ...], hand: tuple[int, ...]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
+        """For play ``k`` and a suit order (``hand``: one hand of that order): the first
+        layer's public part, each card's part when held (a row per card), and each
+        card's canonical number."""
+        key = (k, order)
+        known = self._public.get(key)
+        if known is not None:
+            return known
+        net = self.network
+        view = dataclasses.replace(
+            self.plays[k].view, hand=hand, legal=tuple("c" + card_code(c) for c in hand)
+        )
+        assert suit_order(view) == order
+        x = features(view)
+        canon = np.array([order[c // 10] * 10 + c % 10 for c in range(40)], dtype=np.intp)
+        best = self._best[k]
+        wins = np.array([_wins(c, best, self.trump) for c in range(40)], dtype=np.float32)
+        suit = canon // 10
+        points = np.array(CARD_POINTS, dtype=np.float32)
+        w1 = net.w1
+        held = (
+            w1[_HAND + canon]
+            - w1[_UNSEEN + canon]
+            + wins[:, None] * w1[_WINS + canon]
+            + 0.25 * w1[_SUITS + suit]
+            + (points / 30.0)[:, None] * w1[_SUITS + 4 + suit]
+        )
+        for index, value in self._hand_inputs(k, order, hand):
+            x[index] -= value
+        tables = (x @ w1 + net.b1, held.astype(np.float32), canon)
+        self._public[key] = tables
+        return tables
+
+    def _hand_inputs(self, k: int, order: tuple[int, ...], hand: Sequence[int]) -> list[tuple[int, float]]:
+        """The inputs of :func:`features` that ``hand`` sets (index, value)."""
+        best = self._best[k]
+        count = [0, 0, 0, 0]
+        points = [0, 0, 0, 0]
+        inputs: list[tuple[int, float]] = []
+        for card in hand:
+            c = order[card // 10] * 10 + card % 10
+            inputs.append((_HAND + c, 1.0))
+            inputs.append((_UNSEEN + c, -1.0))
+            if _wins(card, best, self.trump):
+                inputs.append((_WINS + c, 1.0))
+            count[c // 10] += 1
+            points[c // 10] += CARD_POINTS[card]
+        for suit in range(4):
+            if count[suit]:
+                inputs.append((_SUITS + suit, count[suit] / 4.0))
+                inputs.append((_SUITS + 4 + suit, points[suit] / 30.0))
+        return inputs
+
+    def chances(self, k: int, hands: Sequence[tuple[int, ...]]) -> list[float]:
+        """The network's chance (mixed with ``EPSILON`` of the uniform one) that play
+        ``k``'s card comes from each of ``hands`` (each holds it; all of one size)."""
+        if not hands:
+            return []
+        size = len(hands[0])
+        if size <= 1:
+            return [1.0] * len(hands)
+        net = self.network
+        card = self.plays[k].card
+        cards = np.array(hands, dtype=np.intp)
+        rows = np.empty((len(hands), net.w1.shape[1]), dtype=np.float32)
+        canon = np.empty_like(cards)
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, hand in enumerate(hands):
+            groups.setdefault(self._order(hand), []).append(i)
+        for order, members in groups.items():
+            public, held, canonical = self._tables(k, order, hands[members[0]])
+            index = np.array(members, dtype=np.intp)
+            chosen = cards[index]
+            rows[index] = public + held[chosen].sum(axis=1)
+            canon[index] = canonical[chosen]
+        h = np.maximum(rows, 0.0)
+        h = np.maximum(h @ net.w2 + net.b2, 0.0)
+        logits = h @ net.wp[:, _PLAY_IDS] + net.bp[_PLAY_IDS]
+        z = np.take_along_axis(logits, canon, axis=1).astype(np.float64)
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        played = p[cards == card]
+        return ((1.0 - EPSILON) * played + EPSILON / size).tolist()
+
+    # ------------------------------------------------------------------ the plays
+
+    def likelihoods(self, hands: Sequence[Sequence[int]]) -> list[float]:
+        """The likelihood of the plays read for each of the opponent's hands now."""
+        afters = [tuple(sorted(h)) for h in hands]
+        if not self.plays:
+            return [1.0] * len(afters)
+        last = len(self.plays) - 1
+        # backwards: for each play, the hands the opponent may have held before it, and
+        # for each hand after it, the hands before it it may come from
+        edges: list[dict[tuple[int, ...], list[tuple[int, ...]]]] = []
+        level = set(afters)
+        for k in range(last, -1, -1):
+            play = self.plays[k]
+            step: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+            befores: set[tuple[int, ...]] = set()
+            for after in level:
+                if not play.drew:
+                    options = [tuple(sorted((*after, play.card)))]
+                else:
+                    drawn = (self.plays[k].view.face_up,) if play.face_up_draw else after
+                    options = [
+                        tuple(sorted((*(c for c in after if c != d), play.card)))
+                        for d in drawn
+                        if d in after
+                    ]
+                step[after] = options
+                befores.update(options)
+            edges.append(step)
+            level = befores
+        edges.reverse()
+        # forwards: the likelihood of plays 0..k from each hand after play k
+        previous: dict[tuple[int, ...], float] | None = None
+        for k in range(last + 1):
+            step = edges[k]
+            befores_k = sorted({b for options in step.values() for b in options})
+            chance = dict(zip(befores_k, self.chances(k, befores_k), strict=True))
+            current: dict[tuple[int, ...], float] = {}
+            for after, options in step.items():
+                total = 0.0
+                for before in options:
+                    earlier = 1.0 if previous is None else previous[before]
+                    total += chance[before] * earlier
+                current[after] = total / len(options) if options else 0.0
+            previous = current
+        assert previous is not None
+        return [previous[a] for a in afters]
+
+
+__all__ = ["EPSILON", "NetOpponent", "past_view"]
