@@ -391,8 +391,8 @@ REPLY_FLOOR = 0.03
 #: Two players: the network's kind of opponent (:class:`game.players.netinfer.NetOpponent`)
 #: weighs this much beside the opponent model's two kinds (0: not read), over the
 #: opponent's last ``NET_DEPTH`` plays (0: all of them).
-NET_SHARE = 0.0
-NET_DEPTH = 0
+NET_SHARE = 0.8
+NET_DEPTH = 8
 
 
 def _answers(view: View, model: OpponentModel) -> briscola.Answers:

@@ -133,6 +133,7 @@ class NetOpponent:
         self.network = network or default_network()
         self.opp = opp = 1 - me
         self.trump = view.face_up // 10
+        self.face_up = view.face_up
         plays: list[_Play] = []
         tricks = [t.plays for t in view.tricks] + [view.current_trick]
         for index, trick in enumerate(tricks):
@@ -155,6 +156,18 @@ class NetOpponent:
                 if best < 0 or _wins(c, best, self.trump):
                     best = c
             self._best.append(best)
+        #: per play: which cards would win the trick (1.0) or not
+        self._wins_now = [
+            np.array([_wins(c, best, self.trump) for c in range(40)], dtype=np.float32)
+            for best in self._best
+        ]
+        #: suit order -> :meth:`_card_rows`
+        self._rows: dict[
+            tuple[int, ...],
+            tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.intp]],
+        ] = {}
+        #: hand -> its suit order
+        self._orders: dict[tuple[int, ...], tuple[int, ...]] = {}
         #: (play, suit order) -> :meth:`_tables`
         self._public: dict[
             tuple[int, tuple[int, ...]],
@@ -163,9 +176,12 @@ class NetOpponent:
 
     # ------------------------------------------------------------------ the network
 
-    def _order(self, hand: Sequence[int]) -> tuple[int, ...]:
+    def _order(self, hand: tuple[int, ...]) -> tuple[int, ...]:
         """:func:`game.players.net.suit_order` of a view holding ``hand`` (the briscola
         first, then the other suits by the hand's count and points in them)."""
+        known = self._orders.get(hand)
+        if known is not None:
+            return known
         count = [0, 0, 0, 0]
         points = [0, 0, 0, 0]
         for card in hand:
@@ -176,7 +192,9 @@ class NetOpponent:
         order = [0, 0, 0, 0]
         for position, suit in enumerate([trump, *others]):
             order[suit] = position
-        return tuple(order)
+        result = tuple(order)
+        self._orders[hand] = result
+        return result
 
     def _tables(
         self, k: int, order: tuple[int, ...], hand: tuple[int, ...]
@@ -194,24 +212,39 @@ class NetOpponent:
         )
         assert suit_order(view) == order
         x = features(view)
-        canon = np.array([order[c // 10] * 10 + c % 10 for c in range(40)], dtype=np.intp)
-        best = self._best[k]
-        wins = np.array([_wins(c, best, self.trump) for c in range(40)], dtype=np.float32)
-        suit = canon // 10
-        points = np.array(CARD_POINTS, dtype=np.float32)
-        w1 = net.w1
-        held = (
-            w1[_HAND + canon]
-            - w1[_UNSEEN + canon]
-            + wins[:, None] * w1[_WINS + canon]
-            + 0.25 * w1[_SUITS + suit]
-            + (points / 30.0)[:, None] * w1[_SUITS + 4 + suit]
-        )
         for index, value in self._hand_inputs(k, order, hand):
             x[index] -= value
-        tables = (x @ w1 + net.b1, held.astype(np.float32), canon)
+        plain, wins_rows, canon = self._card_rows(order)
+        wins = self._wins_now[k]
+        held = plain + wins[:, None] * wins_rows
+        present = np.flatnonzero(x)
+        w1 = net.w1
+        tables = (x[present] @ w1[present] + net.b1, held, canon)
         self._public[key] = tables
         return tables
+
+    def _card_rows(
+        self, order: tuple[int, ...]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
+        """For a suit order: each card's first-layer part when held (its inputs of the
+        hand, the unseen cards and the hand's suits), the part it adds when it would
+        win the trick, and each card's canonical number."""
+        known = self._rows.get(order)
+        if known is not None:
+            return known
+        w1 = self.network.w1
+        canon = np.array([order[c // 10] * 10 + c % 10 for c in range(40)], dtype=np.intp)
+        suit = canon // 10
+        points = np.array(CARD_POINTS, dtype=np.float32)
+        plain = (
+            w1[_HAND + canon]
+            - w1[_UNSEEN + canon]
+            + 0.25 * w1[_SUITS + suit]
+            + (points / 30.0)[:, None] * w1[_SUITS + 4 + suit]
+        ).astype(np.float32)
+        rows = (plain, w1[_WINS + canon], canon)
+        self._rows[order] = rows
+        return rows
 
     def _hand_inputs(self, k: int, order: tuple[int, ...], hand: Sequence[int]) -> list[tuple[int, float]]:
         """The inputs of :func:`features` that ``hand`` sets (index, value)."""
@@ -269,40 +302,44 @@ class NetOpponent:
 
     def likelihoods(self, hands: Sequence[Sequence[int]]) -> list[float]:
         """The likelihood of the plays read for each of the opponent's hands now."""
-        afters = [tuple(sorted(h)) for h in hands]
+        afters = [_mask(h) for h in hands]
         if not self.plays:
             return [1.0] * len(afters)
         last = len(self.plays) - 1
-        # backwards: for each play, the hands the opponent may have held before it, and
-        # for each hand after it, the hands before it it may come from
-        edges: list[dict[tuple[int, ...], list[tuple[int, ...]]]] = []
+        # backwards: for each play, the hands (bit masks) the opponent may have held
+        # before it, and for each hand after it, the hands before it it may come from
+        edges: list[dict[int, list[int]]] = []
         level = set(afters)
         for k in range(last, -1, -1):
             play = self.plays[k]
-            step: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-            befores: set[tuple[int, ...]] = set()
+            bit = 1 << play.card
+            step: dict[int, list[int]] = {}
+            befores: set[int] = set()
             for after in level:
                 if not play.drew:
-                    options = [tuple(sorted((*after, play.card)))]
+                    options = [after | bit]
+                elif play.face_up_draw:
+                    face_up = 1 << self.face_up
+                    options = [after & ~face_up | bit] if after & face_up else []
                 else:
-                    drawn = (self.plays[k].view.face_up,) if play.face_up_draw else after
-                    options = [
-                        tuple(sorted((*(c for c in after if c != d), play.card)))
-                        for d in drawn
-                        if d in after
-                    ]
+                    options = []
+                    rest = after
+                    while rest:
+                        low = rest & -rest
+                        options.append(after & ~low | bit)
+                        rest ^= low
                 step[after] = options
                 befores.update(options)
             edges.append(step)
             level = befores
         edges.reverse()
         # forwards: the likelihood of plays 0..k from each hand after play k
-        previous: dict[tuple[int, ...], float] | None = None
+        previous: dict[int, float] | None = None
         for k in range(last + 1):
             step = edges[k]
-            befores_k = sorted({b for options in step.values() for b in options})
-            chance = dict(zip(befores_k, self.chances(k, befores_k), strict=True))
-            current: dict[tuple[int, ...], float] = {}
+            masks = sorted({b for options in step.values() for b in options})
+            chance = dict(zip(masks, self.chances(k, [_cards(m) for m in masks]), strict=True))
+            current: dict[int, float] = {}
             for after, options in step.items():
                 total = 0.0
                 for before in options:
@@ -312,6 +349,23 @@ class NetOpponent:
             previous = current
         assert previous is not None
         return [previous[a] for a in afters]
+
+
+def _mask(cards: Sequence[int]) -> int:
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    return mask
+
+
+def _cards(mask: int) -> tuple[int, ...]:
+    """The cards of a bit mask, in ascending order."""
+    cards: list[int] = []
+    while mask:
+        low = mask & -mask
+        cards.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(cards)
 
 
 __all__ = ["EPSILON", "NetOpponent", "past_view"]
