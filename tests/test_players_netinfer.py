@@ -9,11 +9,12 @@ import random
 import numpy as np
 import pytest
 
+from game.arena import factory
 from game.cards import card_code
 from game.engine import Game
 from game.options import TableOptions
 from game.players import briscola, create_player
-from game.players.champion import ChampionPlayer, inferred_deals, likelihoods
+from game.players.champion import CLASSIC, ChampionPlayer, inferred_deals, likelihoods
 from game.players.net import default_network, features, masked_policy
 from game.players.netinfer import EPSILON, NetOpponent, past_view
 from game.players.opponent import OpponentModel
@@ -23,7 +24,9 @@ from tests.test_players_net import scramble_hidden, tiny_network
 TWO = TableOptions.model_validate({"game": "briscola", "players": 2, "match_end": "hands:1"})
 
 
-def played_game(seed: int, level: str = "normale") -> tuple[list[tuple[Game, int]], dict[int, list[View]]]:
+def played_game(
+    seed: int, level: str = "normale"
+) -> tuple[list[tuple[Game, int]], dict[int, list[View]]]:
     """A smazzata of two-player Briscola: a copy of the game at each decision with the
     seat in turn, and each seat's views at its decisions."""
     game = Game.new(TWO, random.Random(seed))
@@ -80,7 +83,9 @@ def _chance(view: View, card: int) -> float:
     return (1.0 - EPSILON) * float(probs[index]) + EPSILON / len(legal)
 
 
-def _hands_holding(view: View, k: int, card: int, rng: random.Random, count: int) -> list[tuple[int, ...]]:
+def _hands_holding(
+    view: View, k: int, card: int, rng: random.Random, count: int
+) -> list[tuple[int, ...]]:
     """``count`` hands the other seat could hold at its play ``k`` with ``card`` in it."""
     size = view.hand_sizes[view.seat or 0]
     seen = {c for cards in view.played for c in cards} | {c for _, c in view.current_trick}
@@ -245,3 +250,16 @@ def test_every_way_to_hold_the_card_is_counted() -> None:
         assert net.likelihoods([hand]) == [pytest.approx(expected)]
         checked += 1
     assert checked > 5
+
+
+def test_the_arena_makes_campione_without_the_network_by_name() -> None:
+    """``game.arena --make game.players.champion:make_player --a campione-classico``:
+    campione as before issue 49 beside today's, for a paired comparison."""
+    make = factory("game.players.champion:make_player")
+    classic = make(CLASSIC, 3)
+    assert isinstance(classic, ChampionPlayer) and classic.net_share == 0.0
+    assert classic.name == CLASSIC
+    today = make("campione", 3)
+    assert isinstance(today, ChampionPlayer) and today.net_share > 0.0
+    with pytest.raises(SystemExit):
+        factory("game.players.champion")

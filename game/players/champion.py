@@ -368,7 +368,7 @@ from typing import Any
 
 from game.actions import Action, parse_action
 from game.cards import card_code, parse_card
-from game.players import briscola, playmodel
+from game.players import Player, briscola, create_player, playmodel
 from game.players.common import decision_rng
 from game.players.endgame import DrawSolver, Endgame, card_values
 from game.players.expert import ExpertPlayer
@@ -554,6 +554,19 @@ def inferred_deals(
     return resample(deals, weights, worlds, rng)
 
 
+#: ``make_player``'s name for campione without the network's kind of opponent (the
+#: play of ``campione`` before issue 49), for the arena (``--make``).
+CLASSIC = "campione-classico"
+
+
+def make_player(kind: str, seed: int) -> Player:
+    """``create_player``'s players, and ``CLASSIC``: campione with ``net_share`` 0
+    (``python -m game.arena --make game.players.champion:make_player``)."""
+    if kind == CLASSIC:
+        return ChampionPlayer(seed, name=CLASSIC, net_share=0.0)
+    return create_player(kind, seed)
+
+
 class ChampionPlayer(ExpertPlayer):
     """``esperto`` with exact endgames and more deals in plain Briscola (module doc)."""
 
@@ -702,8 +715,9 @@ class ChampionPlayer(ExpertPlayer):
         worlds = exact_worlds(view, rng, EXACT_WORLDS)
         model = self._model(view) if view.players == 2 and self.infer else None
         # two players: each way the hidden cards can lie, weighted by the model
+        theirs = [hands[1 - me] for hands, _ in worlds]
         weights = _scaled(
-            likelihoods(model, [hands[1 - me] for hands, _ in worlds], self._net(view), self.net_share)
+            likelihoods(model, theirs, self._net(view), self.net_share)
             if model is not None
             else [1.0] * len(worlds)
         )
@@ -724,4 +738,4 @@ class ChampionPlayer(ExpertPlayer):
         return "c" + card_code(best)
 
 
-__all__ = ["ChampionPlayer", "exact_worlds", "outcome"]
+__all__ = ["CLASSIC", "ChampionPlayer", "exact_worlds", "likelihoods", "make_player", "outcome"]

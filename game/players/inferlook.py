@@ -29,14 +29,15 @@ from game.players import briscola, champion, create_player
 from game.players.common import decision_rng
 from game.players.netinfer import NetOpponent
 from game.players.opponent import OpponentModel
+from game.view import View
 
 
-def positions(games: int, seed: int) -> list[tuple[object, list[int]]]:
+def positions(games: int, seed: int) -> list[tuple[View, list[int]]]:
     """(seat 0's view, the opponent's real hand) at seat 0's middle-game decisions."""
     options = TableOptions.model_validate(
         {"game": "briscola", "players": 2, "match_end": "hands:1"}
     )
-    found: list[tuple[object, list[int]]] = []
+    found: list[tuple[View, list[int]]] = []
     for g in range(games):
         deal = seed + g
         game = Game.new(options, random.Random(deal))
@@ -71,19 +72,17 @@ def main(argv: list[str] | None = None) -> None:
     cells = 0
     spent = 0.0
     for view, real in found:
-        assert isinstance(view, type(found[0][0]))
-        rng = decision_rng(0, view.smazzata, view.version, 0)  # type: ignore[attr-defined]
+        rng = decision_rng(0, view.smazzata, view.version, 0)
         deals = [
-            briscola.sample_world(view, rng)  # type: ignore[arg-type]
-            for _ in range(champion.WORLDS * champion.CANDIDATES)
+            briscola.sample_world(view, rng) for _ in range(champion.WORLDS * champion.CANDIDATES)
         ]
         hands = [h[1] for h, _ in deals]
-        model = OpponentModel(view, champion.INFERENCE_DEPTH)  # type: ignore[arg-type]
+        model = OpponentModel(view, champion.INFERENCE_DEPTH)
         start = time.process_time()
-        net = NetOpponent(view, args.depth)  # type: ignore[arg-type]
+        net = NetOpponent(view, args.depth)
         net.likelihoods(hands)
         spent += time.process_time() - start
-        unseen = champion.unseen_cards(view)  # type: ignore[arg-type]
+        unseen = champion.unseen_cards(view)
         cells += len(unseen)
         for share in loss:
             if share < 0:

@@ -94,7 +94,9 @@ def past_view(view: View, seat: int, trick_index: int, position: int, hand: Sequ
     stock = max(0, 40 - view.players * (HAND_2P + trick_index))
     holder = view.face_up_holder if trick_index >= DRAWS_2P else None
     in_hand = min(HAND_2P, 40 // view.players - trick_index)
-    sizes = tuple(in_hand - (1 if any(s == p for p, _ in on_table) else 0) for s in range(view.players))
+    sizes = tuple(
+        in_hand - (1 if any(s == p for p, _ in on_table) else 0) for s in range(view.players)
+    )
     return dataclasses.replace(
         view,
         seat=seat,
@@ -141,9 +143,7 @@ class NetOpponent:
                 if seat != opp:
                     continue
                 drew = index < len(view.tricks) and index < DRAWS_2P
-                face_up_draw = (
-                    drew and index == DRAWS_2P - 1 and view.face_up_holder == opp
-                )
+                face_up_draw = drew and index == DRAWS_2P - 1 and view.face_up_holder == opp
                 plays.append(
                     _Play(card, past_view(view, opp, index, position, ()), drew, face_up_draw)
                 )
@@ -188,7 +188,9 @@ class NetOpponent:
             count[card // 10] += 1
             points[card // 10] += CARD_POINTS[card]
         trump = self.trump
-        others = sorted((s for s in range(4) if s != trump), key=lambda s: (-count[s], -points[s], s))
+        others = sorted(
+            (s for s in range(4) if s != trump), key=lambda s: (-count[s], -points[s], s)
+        )
         order = [0, 0, 0, 0]
         for position, suit in enumerate([trump, *others]):
             order[suit] = position
@@ -246,7 +248,9 @@ class NetOpponent:
         self._rows[order] = rows
         return rows
 
-    def _hand_inputs(self, k: int, order: tuple[int, ...], hand: Sequence[int]) -> list[tuple[int, float]]:
+    def _hand_inputs(
+        self, k: int, order: tuple[int, ...], hand: Sequence[int]
+    ) -> list[tuple[int, float]]:
         """The inputs of :func:`features` that ``hand`` sets (index, value)."""
         best = self._best[k]
         count = [0, 0, 0, 0]
@@ -296,7 +300,7 @@ class NetOpponent:
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
         played = p[cards == card]
-        return ((1.0 - EPSILON) * played + EPSILON / size).tolist()
+        return [float(x) for x in (1.0 - EPSILON) * played + EPSILON / size]
 
     # ------------------------------------------------------------------ the plays
 
