@@ -59,6 +59,7 @@ _UNSEEN = LAYOUT["unseen"][0]
 _WINS = LAYOUT["wins_now"][0]
 #: The policy head's column of each canonical card's play.
 _PLAY_IDS: Final = np.array([PLAY[c].id for c in range(40)], dtype=np.intp)
+_POINTS: Final = np.array(CARD_POINTS, dtype=np.intp)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,8 +167,6 @@ class NetOpponent:
             tuple[int, ...],
             tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.intp]],
         ] = {}
-        #: hand -> its suit order
-        self._orders: dict[tuple[int, ...], tuple[int, ...]] = {}
         #: (play, suit order) -> :meth:`_tables`
         self._public: dict[
             tuple[int, tuple[int, ...]],
@@ -176,27 +175,19 @@ class NetOpponent:
 
     # ------------------------------------------------------------------ the network
 
-    def _order(self, hand: tuple[int, ...]) -> tuple[int, ...]:
-        """:func:`game.players.net.suit_order` of a view holding ``hand`` (the briscola
-        first, then the other suits by the hand's count and points in them)."""
-        known = self._orders.get(hand)
-        if known is not None:
-            return known
-        count = [0, 0, 0, 0]
-        points = [0, 0, 0, 0]
-        for card in hand:
-            count[card // 10] += 1
-            points[card // 10] += CARD_POINTS[card]
-        trump = self.trump
-        others = sorted(
-            (s for s in range(4) if s != trump), key=lambda s: (-count[s], -points[s], s)
-        )
-        order = [0, 0, 0, 0]
-        for position, suit in enumerate([trump, *others]):
-            order[suit] = position
-        result = tuple(order)
-        self._orders[hand] = result
-        return result
+    def _orders(self, cards: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+        """:func:`game.players.net.suit_order` of a view holding each row of ``cards``
+        (the briscola first, then the other suits by the hand's count and card points
+        in them, then by number), a row per hand."""
+        suits = cards // 10
+        one_hot = suits[:, :, None] == np.arange(4)
+        count = one_hot.sum(axis=1)
+        points = (one_hot * _POINTS[cards][:, :, None]).sum(axis=1)
+        # a suit ranks before another with a larger key (the briscola before all)
+        key = count * 1000 + points * 4 + (3 - np.arange(4))
+        key[:, self.trump] = 1 << 20
+        ranked = np.argsort(-key, axis=1, kind="stable")
+        return np.argsort(ranked, axis=1, kind="stable")
 
     def _tables(
         self, k: int, order: tuple[int, ...], hand: tuple[int, ...]
@@ -283,12 +274,13 @@ class NetOpponent:
         cards = np.array(hands, dtype=np.intp)
         rows = np.empty((len(hands), net.w1.shape[1]), dtype=np.float32)
         canon = np.empty_like(cards)
-        groups: dict[tuple[int, ...], list[int]] = {}
-        for i, hand in enumerate(hands):
-            groups.setdefault(self._order(hand), []).append(i)
-        for order, members in groups.items():
-            public, held, canonical = self._tables(k, order, hands[members[0]])
-            index = np.array(members, dtype=np.intp)
+        orders = self._orders(cards)
+        codes = orders @ np.array([64, 16, 4, 1], dtype=np.intp)
+        unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        for group in range(len(unique)):
+            order = tuple(int(o) for o in orders[first[group]])
+            public, held, canonical = self._tables(k, order, hands[int(first[group])])
+            index = np.flatnonzero(inverse == group)
             chosen = cards[index]
             rows[index] = public + held[chosen].sum(axis=1)
             canon[index] = canonical[chosen]
