@@ -14,7 +14,8 @@ from game.cards import card_code
 from game.engine import Game
 from game.options import TableOptions
 from game.players import briscola, create_player
-from game.players.champion import CLASSIC, ChampionPlayer, inferred_deals, likelihoods
+from game.players.champion import ChampionPlayer, inferred_deals, likelihoods
+from game.players.classic import CLASSIC
 from game.players.net import default_network, features, masked_policy
 from game.players.netinfer import EPSILON, NetOpponent, past_view
 from game.players.opponent import OpponentModel
@@ -253,13 +254,13 @@ def test_every_way_to_hold_the_card_is_counted() -> None:
 
 
 def test_the_arena_makes_campione_without_the_network_by_name() -> None:
-    """``game.arena --make game.players.champion:make_player --a campione-classico``:
+    """``game.arena --make game.players.classic:make_player --a campione-classico``:
     campione as before issue 49 beside today's, for a paired comparison."""
-    make = factory("game.players.champion:make_player")
+    make = factory("game.players.classic:make_player")
     classic = make(CLASSIC, 3)
     assert isinstance(classic, ChampionPlayer) and classic.net_share == 0.0
     assert classic.name == CLASSIC
     today = make("campione", 3)
     assert isinstance(today, ChampionPlayer) and today.net_share > 0.0
     with pytest.raises(SystemExit):
-        factory("game.players.champion")
+        factory("game.players.classic")

@@ -368,7 +368,7 @@ from typing import Any
 
 from game.actions import Action, parse_action
 from game.cards import card_code, parse_card
-from game.players import Player, briscola, create_player, playmodel
+from game.players import briscola, playmodel
 from game.players.common import decision_rng
 from game.players.endgame import DrawSolver, Endgame, card_values
 from game.players.expert import ExpertPlayer
@@ -554,19 +554,6 @@ def inferred_deals(
     return resample(deals, weights, worlds, rng)
 
 
-#: ``make_player``'s name for campione without the network's kind of opponent (the
-#: play of ``campione`` before issue 49), for the arena (``--make``).
-CLASSIC = "campione-classico"
-
-
-def make_player(kind: str, seed: int) -> Player:
-    """``create_player``'s players, and ``CLASSIC``: campione with ``net_share`` 0
-    (``python -m game.arena --make game.players.champion:make_player``)."""
-    if kind == CLASSIC:
-        return ChampionPlayer(seed, name=CLASSIC, net_share=0.0)
-    return create_player(kind, seed)
-
-
 class ChampionPlayer(ExpertPlayer):
     """``esperto`` with exact endgames and more deals in plain Briscola (module doc)."""
 
@@ -738,4 +725,4 @@ class ChampionPlayer(ExpertPlayer):
         return "c" + card_code(best)
 
 
-__all__ = ["CLASSIC", "ChampionPlayer", "exact_worlds", "likelihoods", "make_player", "outcome"]
+__all__ = ["ChampionPlayer", "exact_worlds", "likelihoods", "outcome"]
