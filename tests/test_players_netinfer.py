@@ -200,27 +200,6 @@ def test_a_different_network_gives_different_weights() -> None:
     assert shipped != other
 
 
-def _small(seed: int, share: float) -> ChampionPlayer:
-    return ChampionPlayer(seed, worlds=8, net_share=share)
-
-
-def test_campione_with_the_network_plays_legally_and_deterministically() -> None:
-    """Whole smazzate: every card legal, the same card from a twin with the same seed."""
-    for seed in (1, 2):
-        game = Game.new(TWO, random.Random(40 + seed))
-        players = [_small(s, 0.8) for s in range(2)]
-        twins = [_small(s, 0.8) for s in range(2)]
-        while not game.is_over() and game.scored_count == 0:
-            seat = game.current_seat()
-            assert seat is not None
-            view = game.view(seat)
-            action = players[seat].choose(view)
-            assert action.code in view.legal
-            assert twins[seat].choose(view) == action
-            game.apply(seat, action)
-        assert game.scored_count == 1
-
-
 def test_the_network_changes_the_weighted_deals() -> None:
     states, _ = played_game(7)
     changed = 0
