@@ -13,6 +13,13 @@ scored against where it is: the mean binary cross-entropy over those cards (lowe
 better; the uniform deals' figure beside), and the chance given to the opponent's real
 hand (the product over its cards, as a mean log).
 
+With ``--plays``: instead, how likely each kind of opponent finds ``esperto``'s own
+plays in those games, from the hand it really held (the mean log-likelihood a play with
+more than one card in hand, leading and following apart): the network (with
+``netinfer.EPSILON`` of the uniform chance mixed in, as the inference reads it), the
+play model, the rule-based card (``MATCH``), and the half-half mix of the last two that
+the opponent model starts from (and the answers to a lead read).
+
 A look to choose the share, not a measurement of play: the figure of play is the arena's.
 """
 
@@ -23,13 +30,17 @@ import math
 import random
 import time
 
+from game.actions import PlayCard
 from game.engine import Game
 from game.options import TableOptions
-from game.players import briscola, champion, create_player
+from game.players import briscola, champion, create_player, playmodel
 from game.players.common import decision_rng
-from game.players.netinfer import NetOpponent
-from game.players.opponent import OpponentModel
+from game.players.net import default_network, masked_policy
+from game.players.netinfer import EPSILON, NetOpponent
+from game.players.opponent import MATCH, OpponentModel
 from game.view import View
+
+ALL = (1 << 40) - 1
 
 
 def positions(games: int, seed: int) -> list[tuple[View, list[int]]]:
@@ -57,13 +68,66 @@ def positions(games: int, seed: int) -> list[tuple[View, list[int]]]:
     return found
 
 
+def plays(games: int, seed: int) -> None:
+    """Print the mean log-likelihood of esperto's plays under each kind (``--plays``)."""
+    options = TableOptions.model_validate(
+        {"game": "briscola", "players": 2, "match_end": "hands:1"}
+    )
+    network = default_network()
+    sums = {"lead": [0.0] * 5, "follow": [0.0] * 5}
+    for g in range(games):
+        deal = seed + g
+        game = Game.new(options, random.Random(deal))
+        players = [create_player("esperto", 10 * deal + s) for s in range(2)]
+        while not game.is_over() and game.scored_count == 0:
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            action = players[seat].choose(view)
+            hand = list(view.hand)
+            assert isinstance(action, PlayCard) and view.face_up is not None
+            if len(hand) > 1:
+                card = action.card
+                trump = view.face_up // 10
+                legal, probs, _ = masked_policy(network, view)
+                chance = float(probs[[a.code for a in legal].index(action.code)])
+                net = (1.0 - EPSILON) * chance + EPSILON / len(hand)
+                trick = [c for _, c in view.current_trick]
+                seen = 1 << view.face_up
+                for c in [c for t in view.tricks for _, c in t.plays] + trick + hand:
+                    seen |= 1 << c
+                model = playmodel.probabilities(
+                    hand, trick, trump, ALL & ~seen, view.stock_count, playmodel.THETA
+                )[hand.index(card)]
+                pick = briscola.choose_card(hand, trick, seat, view.leader, 2, trump, None)
+                rule = MATCH if pick == card else (1 - MATCH) / (len(hand) - 1)
+                row = sums["follow" if trick else "lead"]
+                row[0] += 1
+                row[1] += math.log(net)
+                row[2] += math.log(model)
+                row[3] += math.log(rule)
+                row[4] += math.log(0.5 * model + 0.5 * rule)
+            game.apply(seat, action)
+    for kind, row in sums.items():
+        n = max(1.0, row[0])
+        print(
+            f"{kind}: {row[0]:.0f} plays; mean log-likelihood a play: network "
+            f"{row[1] / n:.3f}, play model {row[2] / n:.3f}, rule-based {row[3] / n:.3f}, "
+            f"half-half mix {row[4] / n:.3f}"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--seed", type=int, default=4990)
     parser.add_argument("--shares", default="0,0.25,0.5,1")
     parser.add_argument("--depth", type=int, default=champion.NET_DEPTH)
+    parser.add_argument("--plays", action="store_true", help="esperto's plays (module doc)")
     args = parser.parse_args(argv)
+    if args.plays:
+        plays(args.games, args.seed)
+        return
     shares = [float(s) for s in args.shares.split(",")]
     found = positions(args.games, args.seed)
     print(f"{len(found)} positions from {args.games} games, seed {args.seed}")
