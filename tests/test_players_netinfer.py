@@ -9,15 +9,16 @@ import random
 import numpy as np
 import pytest
 
+from game.actions import parse_action
 from game.arena import factory
-from game.cards import card_code
+from game.cards import card_code, parse_card
 from game.engine import Game
 from game.options import TableOptions
 from game.players import briscola, create_player
-from game.players.champion import ChampionPlayer, inferred_deals, likelihoods
+from game.players.champion import ChampionPlayer, _answers, inferred_deals, likelihoods
 from game.players.classic import CLASSIC
 from game.players.net import default_network, features, masked_policy
-from game.players.netinfer import EPSILON, NetOpponent, past_view
+from game.players.netinfer import EPSILON, NetOpponent, answer_view, past_view
 from game.players.opponent import OpponentModel
 from game.view import View
 from tests.test_players_net import scramble_hidden, tiny_network
@@ -243,3 +244,85 @@ def test_the_arena_makes_campione_without_the_network_by_name() -> None:
     assert isinstance(today, ChampionPlayer) and today.net_share > 0.0
     with pytest.raises(SystemExit):
         factory("game.players.classic")
+
+
+def test_the_answer_view_gives_the_features_the_opponent_has_after_the_lead() -> None:
+    """This seat leads a card: the other seat's view rebuilt from this one's (with its
+    real hand) has the features of the view the engine gives it then."""
+    states, _ = played_game(9)
+    checked = 0
+    for game, seat in states:
+        view = game.view(seat)
+        if view.current_trick or len(view.legal) < 2:
+            continue
+        for code in view.legal:
+            after = copy.deepcopy(game)
+            after.apply(seat, parse_action(code))
+            if after.current_seat() != 1 - seat:
+                continue
+            real = after.view(1 - seat)
+            rebuilt = dataclasses.replace(
+                answer_view(view, parse_card(code[1:])), hand=real.hand, legal=real.legal
+            )
+            assert np.array_equal(features(rebuilt), features(real))
+            checked += 1
+    assert checked > 20
+
+
+def test_the_prepared_answers_equal_the_network_on_each_answer_view() -> None:
+    states, _ = played_game(10)
+    rng = random.Random(4)
+    compared = 0
+    for game, seat in states[6:34]:
+        view = game.view(seat)
+        if view.current_trick or view.stock_count < 4:
+            continue
+        net = NetOpponent(view)
+        deals = [briscola.sample_world(view, rng) for _ in range(8)]
+        hands = [h[1 - seat] for h, _ in deals]
+        leds = [parse_card(code[1:]) for code in view.legal]
+        net.prepare_answers(hands, leds)
+        for hand in hands:
+            for led in leds:
+                whole = dataclasses.replace(
+                    answer_view(view, led),
+                    hand=tuple(hand),
+                    legal=tuple("c" + card_code(c) for c in hand),
+                )
+                legal, probs, _ = masked_policy(default_network(), whole)
+                by_card = {a.code: float(p) for a, p in zip(legal, probs, strict=True)}
+                expected = [
+                    (1.0 - EPSILON) * by_card["c" + card_code(c)] + EPSILON / len(hand)
+                    for c in hand
+                ]
+                assert net.answer(hand, led) == pytest.approx(expected, abs=1e-5)
+                compared += 1
+    assert compared > 50
+
+
+def test_campione_with_the_network_s_answers_plays_legally_and_deterministically() -> None:
+    """It plays every card legally, the same card for the same seed, and its answers
+    read the network (the answers to a lead differ from the opponent model's alone)."""
+    game = Game.new(TWO, random.Random(44))
+    players = [ChampionPlayer(s, worlds=8, net_answers=True) for s in range(2)]
+    twins = [ChampionPlayer(s, worlds=8, net_answers=True) for s in range(2)]
+    answered = 0
+    while not game.is_over() and game.scored_count == 0:
+        seat = game.current_seat()
+        assert seat is not None
+        view = game.view(seat)
+        action = players[seat].choose(view)
+        assert action.code in view.legal
+        assert twins[seat].choose(view) == action
+        if not view.current_trick and view.tricks and view.stock_count > 4:
+            model = OpponentModel(view, 20)
+            net = NetOpponent(view, 8)
+            deals = inferred_deals(view, random.Random(1), 8, 3, model, net, 0.8)
+            plain = _answers(view, model)
+            mixed = _answers(view, model, net, 0.8, deals)
+            (hands, _), _ = deals[0]
+            led = parse_card(view.legal[0][1:])
+            answered += plain(hands, led) != mixed(hands, led)
+        game.apply(seat, action)
+    assert game.scored_count == 1
+    assert answered > 3

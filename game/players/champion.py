@@ -403,20 +403,43 @@ REPLY_FLOOR = 0.03
 #: opponent's last ``NET_DEPTH`` plays (0: all of them).
 NET_SHARE = 0.8
 NET_DEPTH = 8
+#: Two players, leading: the network's answer mixed into the opponent's answers
+#: (:func:`_answers`). Off: built, not yet measured in play (``docs/strongest.md``).
+NET_ANSWERS = False
 
 
-def _answers(view: View, model: OpponentModel) -> briscola.Answers:
+def _answers(
+    view: View,
+    model: OpponentModel,
+    net: NetOpponent | None = None,
+    share: float = 0.0,
+    deals: Sequence[tuple[briscola.Deal, int]] = (),
+) -> briscola.Answers:
     """Two players, leading in the middle game: the opponent's answers to a card in a
     deal, by the opponent model's chances (:meth:`OpponentModel.reply_chances`), the
     answers less likely than ``REPLY_FLOOR`` left out (:func:`briscola.search_code`
-    weighs each line by its chance)."""
+    weighs each line by its chance). With ``net`` (the network's kind of opponent,
+    weighing ``share``), its answer (:meth:`NetOpponent.answer`, prepared for the hands
+    of ``deals``) is mixed in by how likely each kind is given the opponent's plays so
+    far from the hand it holds in the deal."""
     assert view.seat is not None
     opp = 1 - view.seat
     stock = view.stock_count
+    if net is not None:
+        legal = [parse_card(code[1:]) for code in view.legal]
+        net.prepare_answers([hands[opp] for (hands, _stock), _count in deals], legal)
 
     def answers(hands: list[list[int]], led: int) -> list[tuple[int, float]]:
         theirs = hands[opp]
         chances = model.reply_chances(theirs, led, stock)
+        if net is not None:
+            model_kind, rule_kind = model.kinds(theirs)
+            old = (1.0 - share) * (model_kind + rule_kind)
+            new = share * net.likelihood(theirs)
+            if old + new > 0.0:
+                learned = net.answer(theirs, led)
+                w = new / (old + new)
+                chances = [(1.0 - w) * a + w * b for a, b in zip(chances, learned, strict=True)]
         return [(c, p) for c, p in zip(theirs, chances, strict=True) if p >= REPLY_FLOOR]
 
     return answers
@@ -574,6 +597,7 @@ class ChampionPlayer(ExpertPlayer):
         replies: bool = REPLIES,
         net_share: float = NET_SHARE,
         net_depth: int = NET_DEPTH,
+        net_answers: bool = NET_ANSWERS,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -604,6 +628,8 @@ class ChampionPlayer(ExpertPlayer):
         #: (:class:`game.players.netinfer.NetOpponent`), its share and plays read
         self.net_share = net_share
         self.net_depth = net_depth
+        #: two players, leading: the network's answer beside the opponent model's
+        self.net_answers = net_answers
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -618,11 +644,15 @@ class ChampionPlayer(ExpertPlayer):
         answers = None
         if view.players == 2 and self.infer:
             model = self._model(view)
+            net = self._net(view)
             deals = inferred_deals(
-                view, rng, self.worlds, self.candidates, model, self._net(view), self.net_share
+                view, rng, self.worlds, self.candidates, model, net, self.net_share
             )
             if self.replies and not view.current_trick:
-                answers = _answers(view, model)
+                if net is None or not self.net_answers:
+                    answers = _answers(view, model)
+                else:
+                    answers = _answers(view, model, net, self.net_share, deals)
         weights = self.rollout_weights if view.players == 2 else None
         return parse_action(
             briscola.search_code(

@@ -117,6 +117,31 @@ def past_view(view: View, seat: int, trick_index: int, position: int, hand: Sequ
     )
 
 
+def answer_view(view: View, led: int) -> View:
+    """Two players, this seat leading now: the other seat's view once ``led`` is on the
+    table (its hand left empty), rebuilt from ``view``'s public fields as
+    :func:`past_view` does."""
+    me = view.seat
+    assert me is not None and not view.current_trick
+    opp = 1 - me
+    played = [list(p) for p in view.played]
+    played[me].append(led)
+    sizes = list(view.hand_sizes)
+    sizes[me] -= 1
+    return dataclasses.replace(
+        view,
+        seat=opp,
+        current_seat=opp,
+        hand=(),
+        hand_sizes=tuple(sizes),
+        legal=(),
+        current_trick=((me, led),),
+        played=tuple(tuple(p) for p in played),
+        partner_hand=None,
+        side_points=None,
+    )
+
+
 def _wins(card: int, best: int, trump: int) -> bool:
     """Whether ``card`` takes a trick whose best card is ``best`` (-1: none yet)."""
     if best < 0:
@@ -149,19 +174,20 @@ class NetOpponent:
                     _Play(card, past_view(view, opp, index, position, ()), drew, face_up_draw)
                 )
         self.plays = plays[-depth:] if depth else plays
-        #: per play: the best card on the table before it (-1: it led)
+        self._view = view
+        #: the views the network reads (hand empty): each play's first, then the
+        #: answers' (:meth:`prepare_answers`); per view, the best card on the table
+        #: (-1: none) and which cards would win the trick (1.0) or not
+        self._views: list[View] = []
         self._best: list[int] = []
+        self._wins_now: list[npt.NDArray[np.float32]] = []
         for play in self.plays:
-            best = -1
-            for _, c in play.view.current_trick:
-                if best < 0 or _wins(c, best, self.trump):
-                    best = c
-            self._best.append(best)
-        #: per play: which cards would win the trick (1.0) or not
-        self._wins_now = [
-            np.array([_wins(c, best, self.trump) for c in range(40)], dtype=np.float32)
-            for best in self._best
-        ]
+            self._add_context(play.view)
+        #: led card -> its answer's context; (hand mask, led card) -> the answer's chances
+        self._answer_context: dict[int, int] = {}
+        self._answers: dict[tuple[int, int], list[float]] = {}
+        #: hand mask -> the likelihood of the plays (:meth:`likelihoods`' last hands)
+        self.known: dict[int, float] = {}
         #: suit order -> :meth:`_card_rows`
         self._rows: dict[
             tuple[int, ...],
@@ -174,6 +200,17 @@ class NetOpponent:
         ] = {}
 
     # ------------------------------------------------------------------ the network
+
+    def _add_context(self, view: View) -> int:
+        best = -1
+        for _, c in view.current_trick:
+            if best < 0 or _wins(c, best, self.trump):
+                best = c
+        self._views.append(view)
+        self._best.append(best)
+        wins = [_wins(c, best, self.trump) for c in range(40)]
+        self._wins_now.append(np.array(wins, dtype=np.float32))
+        return len(self._views) - 1
 
     def _orders(self, cards: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
         """:func:`game.players.net.suit_order` of a view holding each row of ``cards``
@@ -201,7 +238,7 @@ class NetOpponent:
             return known
         net = self.network
         view = dataclasses.replace(
-            self.plays[k].view, hand=hand, legal=tuple("c" + card_code(c) for c in hand)
+            self._views[k], hand=hand, legal=tuple("c" + card_code(c) for c in hand)
         )
         assert suit_order(view) == order
         x = features(view)
@@ -261,16 +298,11 @@ class NetOpponent:
                 inputs.append((_SUITS + 4 + suit, points[suit] / 30.0))
         return inputs
 
-    def chances(self, k: int, hands: Sequence[tuple[int, ...]]) -> list[float]:
-        """The network's chance (mixed with ``EPSILON`` of the uniform one) that play
-        ``k``'s card comes from each of ``hands`` (each holds it; all of one size)."""
-        if not hands:
-            return []
-        size = len(hands[0])
-        if size <= 1:
-            return [1.0] * len(hands)
+    def _distribution(self, k: int, hands: Sequence[tuple[int, ...]]) -> npt.NDArray[np.float64]:
+        """The network's chance of each card of each of ``hands`` (a row each, all of
+        one size, more than one card) in view ``k``, mixed with ``EPSILON`` of the
+        uniform one."""
         net = self.network
-        card = self.plays[k].card
         cards = np.array(hands, dtype=np.intp)
         rows = np.empty((len(hands), net.w1.shape[1]), dtype=np.float32)
         canon = np.empty_like(cards)
@@ -291,8 +323,50 @@ class NetOpponent:
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
-        played = p[cards == card]
-        return [float(x) for x in (1.0 - EPSILON) * played + EPSILON / size]
+        result: npt.NDArray[np.float64] = (1.0 - EPSILON) * p + EPSILON / cards.shape[1]
+        return result
+
+    def chances(self, k: int, hands: Sequence[tuple[int, ...]]) -> list[float]:
+        """The network's chance (mixed with ``EPSILON`` of the uniform one) that play
+        ``k``'s card comes from each of ``hands`` (each holds it; all of one size)."""
+        if not hands:
+            return []
+        if len(hands[0]) <= 1:
+            return [1.0] * len(hands)
+        p = self._distribution(k, hands)
+        played = p[np.array(hands, dtype=np.intp) == self.plays[k].card]
+        return [float(x) for x in played]
+
+    # ------------------------------------------------------------------ the answers
+
+    def prepare_answers(self, hands: Sequence[Sequence[int]], leds: Sequence[int]) -> None:
+        """The network's answer to each of ``leds`` (this seat leading now) from each of
+        the opponent's ``hands``, computed together (:meth:`answer` reads them)."""
+        assert not self._view.current_trick
+        masks = sorted({_mask(h) for h in hands})
+        if not masks or len(_cards(masks[0])) <= 1:
+            return
+        hand_lists = [_cards(m) for m in masks]
+        for led in leds:
+            k = self._answer_context.get(led)
+            if k is None:
+                k = self._add_context(answer_view(self._view, led))
+                self._answer_context[led] = k
+            todo = [i for i, m in enumerate(masks) if (m, led) not in self._answers]
+            if not todo:
+                continue
+            p = self._distribution(k, [hand_lists[i] for i in todo])
+            for row, i in enumerate(todo):
+                self._answers[(masks[i], led)] = [float(x) for x in p[row]]
+
+    def answer(self, hand: Sequence[int], led: int) -> list[float]:
+        """The network's chance of each card of ``hand`` (in its order) as the answer to
+        ``led`` (after :meth:`prepare_answers` for this hand and card)."""
+        if len(hand) <= 1:
+            return [1.0] * len(hand)
+        chances = self._answers[(_mask(hand), led)]
+        ordered = sorted(hand)
+        return [chances[ordered.index(c)] for c in hand]
 
     # ------------------------------------------------------------------ the plays
 
@@ -300,6 +374,7 @@ class NetOpponent:
         """The likelihood of the plays read for each of the opponent's hands now."""
         afters = [_mask(h) for h in hands]
         if not self.plays:
+            self.known = dict.fromkeys(afters, 1.0)
             return [1.0] * len(afters)
         last = len(self.plays) - 1
         # backwards: for each play, the hands (bit masks) the opponent may have held
@@ -344,7 +419,16 @@ class NetOpponent:
                 current[after] = total / len(options) if options else 0.0
             previous = current
         assert previous is not None
+        self.known = {a: previous[a] for a in afters}
         return [previous[a] for a in afters]
+
+    def likelihood(self, hand: Sequence[int]) -> float:
+        """The likelihood of the plays from ``hand`` (one of :meth:`likelihoods`' last
+        hands, else computed alone)."""
+        known = self.known.get(_mask(hand))
+        if known is not None:
+            return known
+        return self.likelihoods([hand])[0]
 
 
 def _mask(cards: Sequence[int]) -> int:
@@ -364,4 +448,4 @@ def _cards(mask: int) -> tuple[int, ...]:
     return tuple(cards)
 
 
-__all__ = ["EPSILON", "NetOpponent", "past_view"]
+__all__ = ["EPSILON", "NetOpponent", "answer_view", "past_view"]
