@@ -300,29 +300,24 @@ def test_the_prepared_answers_equal_the_network_on_each_answer_view() -> None:
     assert compared > 50
 
 
-def test_campione_with_the_network_s_answers_plays_legally_and_deterministically() -> None:
-    """It plays every card legally, the same card for the same seed, and its answers
-    read the network (the answers to a lead differ from the opponent model's alone)."""
-    game = Game.new(TWO, random.Random(44))
-    players = [ChampionPlayer(s, worlds=8, net_answers=True) for s in range(2)]
-    twins = [ChampionPlayer(s, worlds=8, net_answers=True) for s in range(2)]
+def test_campione_with_the_network_s_answers_decides_legally_and_deterministically() -> None:
+    """At every lead of a smazzata: a legal card, the same card for the same seed, and
+    answers that read the network (they differ from the opponent model's alone)."""
+    states, _ = played_game(12)
+    player = ChampionPlayer(3, worlds=8, net_answers=True)
+    twin = ChampionPlayer(3, worlds=8, net_answers=True)
+    leads = [g.view(s) for g, s in states if not g.view(s).current_trick and g.view(s).tricks]
     answered = 0
-    while not game.is_over() and game.scored_count == 0:
-        seat = game.current_seat()
-        assert seat is not None
-        view = game.view(seat)
-        action = players[seat].choose(view)
-        assert action.code in view.legal
-        assert twins[seat].choose(view) == action
-        if not view.current_trick and view.tricks and view.stock_count > 4:
+    for view in leads:
+        card = player.choose(view)
+        assert card.code in view.legal and twin.choose(view) == card
+        if view.stock_count > 4:
             model = OpponentModel(view, 20)
             net = NetOpponent(view, 8)
             deals = inferred_deals(view, random.Random(1), 8, 3, model, net, 0.8)
-            plain = _answers(view, model)
-            mixed = _answers(view, model, net, 0.8, deals)
             (hands, _), _ = deals[0]
             led = parse_card(view.legal[0][1:])
-            answered += plain(hands, led) != mixed(hands, led)
-        game.apply(seat, action)
-    assert game.scored_count == 1
-    assert answered > 3
+            answered += _answers(view, model)(hands, led) != _answers(view, model, net, 0.8, deals)(
+                hands, led
+            )
+    assert len(leads) > 10 and answered > 3

@@ -29,6 +29,7 @@ import argparse
 import math
 import random
 import time
+from collections.abc import Iterator
 
 from game.actions import PlayCard
 from game.engine import Game
@@ -43,38 +44,12 @@ from game.view import View
 ALL = (1 << 40) - 1
 
 
-def positions(games: int, seed: int) -> list[tuple[View, list[int]]]:
-    """(seat 0's view, the opponent's real hand) at seat 0's middle-game decisions."""
+def decisions(games: int, seed: int) -> Iterator[tuple[Game, int, View, PlayCard]]:
+    """Every decision of ``games`` smazzate of esperto against esperto (module doc):
+    the game before it, the seat, its view and the card it played."""
     options = TableOptions.model_validate(
         {"game": "briscola", "players": 2, "match_end": "hands:1"}
     )
-    found: list[tuple[View, list[int]]] = []
-    for g in range(games):
-        deal = seed + g
-        game = Game.new(options, random.Random(deal))
-        players = [create_player("esperto", 10 * deal + s) for s in range(2)]
-        while not game.is_over() and game.scored_count == 0:
-            seat = game.current_seat()
-            assert seat is not None
-            view = game.view(seat)
-            if (
-                seat == 0
-                and view.stock_count > champion.EXACT_STOCK
-                and len(view.tricks) >= 2
-                and len(view.legal) > 1
-            ):
-                found.append((view, sorted(game.hands[1])))
-            game.apply(seat, players[seat].choose(view))
-    return found
-
-
-def plays(games: int, seed: int) -> None:
-    """Print the mean log-likelihood of esperto's plays under each kind (``--plays``)."""
-    options = TableOptions.model_validate(
-        {"game": "briscola", "players": 2, "match_end": "hands:1"}
-    )
-    network = default_network()
-    sums = {"lead": [0.0] * 5, "follow": [0.0] * 5}
     for g in range(games):
         deal = seed + g
         game = Game.new(options, random.Random(deal))
@@ -84,30 +59,52 @@ def plays(games: int, seed: int) -> None:
             assert seat is not None
             view = game.view(seat)
             action = players[seat].choose(view)
-            hand = list(view.hand)
-            assert isinstance(action, PlayCard) and view.face_up is not None
-            if len(hand) > 1:
-                card = action.card
-                trump = view.face_up // 10
-                legal, probs, _ = masked_policy(network, view)
-                chance = float(probs[[a.code for a in legal].index(action.code)])
-                net = (1.0 - EPSILON) * chance + EPSILON / len(hand)
-                trick = [c for _, c in view.current_trick]
-                seen = 1 << view.face_up
-                for c in [c for t in view.tricks for _, c in t.plays] + trick + hand:
-                    seen |= 1 << c
-                model = playmodel.probabilities(
-                    hand, trick, trump, ALL & ~seen, view.stock_count, playmodel.THETA
-                )[hand.index(card)]
-                pick = briscola.choose_card(hand, trick, seat, view.leader, 2, trump, None)
-                rule = MATCH if pick == card else (1 - MATCH) / (len(hand) - 1)
-                row = sums["follow" if trick else "lead"]
-                row[0] += 1
-                row[1] += math.log(net)
-                row[2] += math.log(model)
-                row[3] += math.log(rule)
-                row[4] += math.log(0.5 * model + 0.5 * rule)
+            assert isinstance(action, PlayCard)
+            yield game, seat, view, action
             game.apply(seat, action)
+
+
+def positions(games: int, seed: int) -> list[tuple[View, list[int]]]:
+    """(seat 0's view, the opponent's real hand) at seat 0's middle-game decisions."""
+    return [
+        (view, sorted(game.hands[1]))
+        for game, seat, view, _ in decisions(games, seed)
+        if seat == 0
+        and view.stock_count > champion.EXACT_STOCK
+        and len(view.tricks) >= 2
+        and len(view.legal) > 1
+    ]
+
+
+def plays(games: int, seed: int) -> None:
+    """Print the mean log-likelihood of esperto's plays under each kind (``--plays``)."""
+    network = default_network()
+    sums = {"lead": [0.0] * 5, "follow": [0.0] * 5}
+    for _game, seat, view, action in decisions(games, seed):
+        hand = list(view.hand)
+        assert view.face_up is not None
+        if len(hand) <= 1:
+            continue
+        card = action.card
+        trump = view.face_up // 10
+        legal, probs, _ = masked_policy(network, view)
+        chance = float(probs[[a.code for a in legal].index(action.code)])
+        net = (1.0 - EPSILON) * chance + EPSILON / len(hand)
+        trick = [c for _, c in view.current_trick]
+        seen = 1 << view.face_up
+        for c in [c for t in view.tricks for _, c in t.plays] + trick + hand:
+            seen |= 1 << c
+        model = playmodel.probabilities(
+            hand, trick, trump, ALL & ~seen, view.stock_count, playmodel.THETA
+        )[hand.index(card)]
+        pick = briscola.choose_card(hand, trick, seat, view.leader, 2, trump, None)
+        rule = MATCH if pick == card else (1 - MATCH) / (len(hand) - 1)
+        row = sums["follow" if trick else "lead"]
+        row[0] += 1
+        row[1] += math.log(net)
+        row[2] += math.log(model)
+        row[3] += math.log(rule)
+        row[4] += math.log(0.5 * model + 0.5 * rule)
     for kind, row in sums.items():
         n = max(1.0, row[0])
         print(
