@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from game.actions import PLAY
-from game.cards import CARD_POINTS, card_code
+from game.cards import CARD_POINTS, card_code, trick_winner_index
 from game.players.net import LAYOUT, Network, default_network, features, suit_order
 from game.players.opponent import DRAWS_2P
 from game.view import View
@@ -144,11 +144,7 @@ def answer_view(view: View, led: int) -> View:
 
 def _wins(card: int, best: int, trump: int) -> bool:
     """Whether ``card`` takes a trick whose best card is ``best`` (-1: none yet)."""
-    if best < 0:
-        return True
-    if card // 10 == best // 10:
-        return card % 10 < best % 10
-    return card // 10 == trump and best // 10 != trump
+    return best < 0 or trick_winner_index((best, card), trump) == 1
 
 
 class NetOpponent:
@@ -202,10 +198,8 @@ class NetOpponent:
     # ------------------------------------------------------------------ the network
 
     def _add_context(self, view: View) -> int:
-        best = -1
-        for _, c in view.current_trick:
-            if best < 0 or _wins(c, best, self.trump):
-                best = c
+        trick = [c for _, c in view.current_trick]
+        best = trick[trick_winner_index(trick, self.trump)] if trick else -1
         self._views.append(view)
         self._best.append(best)
         wins = [_wins(c, best, self.trump) for c in range(40)]
