@@ -16,7 +16,7 @@ from game.engine import Game
 from game.options import TableOptions
 from game.players import briscola, create_player
 from game.players.champion import ChampionPlayer, _answers, inferred_deals, likelihoods
-from game.players.classic import CLASSIC
+from game.players.classic import ANSWERS, CLASSIC
 from game.players.net import default_network, features, masked_policy
 from game.players.netinfer import EPSILON, NetOpponent, answer_view, past_view
 from game.players.opponent import OpponentModel
@@ -242,6 +242,10 @@ def test_the_arena_makes_campione_without_the_network_by_name() -> None:
     assert classic.name == CLASSIC
     today = make("campione", 3)
     assert isinstance(today, ChampionPlayer) and today.net_share > 0.0
+    assert not today.net_answers
+    answers = make(ANSWERS, 3)
+    assert isinstance(answers, ChampionPlayer) and answers.net_answers
+    assert answers.net_share == today.net_share
     with pytest.raises(SystemExit):
         factory("game.players.classic")
 
