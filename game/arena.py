@@ -39,6 +39,7 @@ the side.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import random
 import time
@@ -459,6 +460,15 @@ class Serial:
         return map(func, tasks)
 
 
+def factory(spec: str) -> PlayerFactory:
+    """The player factory named ``MODULE:FUNCTION`` (``--make``)."""
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise SystemExit(f"--make wants MODULE:FUNCTION, not {spec!r}")
+    made: PlayerFactory = getattr(importlib.import_module(module), name)
+    return made
+
+
 def _parse_options(pairs: list[str]) -> TableOptions:
     return TableOptions.model_validate(parse_options(pairs))
 
@@ -475,6 +485,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (deals in parallel)")
     parser.add_argument("--progress", type=int, default=0, help="running figure every N deals")
     parser.add_argument(
+        "--make",
+        default="",
+        help="MODULE:FUNCTION that makes the players of a type name and a seed "
+        "(default: game.players.create_player), for a variant no level offers",
+    )
+    parser.add_argument(
         "--cpu-clock",
         action="store_true",
         help="time decisions in CPU seconds (one core, whatever else the machine runs)",
@@ -482,8 +498,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     options = _parse_options(args.option)
     mix_types = [t.strip() for t in args.types.split(",")] if args.mix else None
+    make = factory(args.make) if args.make else create_player
     for kind in mix_types or [args.a, args.b]:
-        create_player(kind, 0)  # fail early on an unknown type
+        make(kind, 0)  # fail early on an unknown type
     start = time.perf_counter()
     stats = run(
         args.deals,
@@ -495,6 +512,7 @@ def main(argv: list[str] | None = None) -> None:
         args.jobs,
         args.progress,
         args.cpu_clock,
+        make,
     )
     wall = time.perf_counter() - start
     order = list(dict.fromkeys(mix_types or [args.a, args.b]))

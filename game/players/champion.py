@@ -48,6 +48,16 @@ players it adds:
   from today's (the card drawn after each trick is any of them). An opponent that let
   a carico through probably had nothing cheap to take it with; one that led a trump
   probably had no liscio. The exact endgames weight their worlds the same way.
+* *Inference by the learned policy* (two players, issue 49,
+  :class:`game.players.netinfer.NetOpponent`): a third kind of opponent, one that plays
+  as the network of :mod:`game.players.net` says (trained on the search levels' play),
+  read over the opponent's last ``NET_DEPTH`` (8) plays from the views it had then,
+  rebuilt from the public record. A deal's weight is ``(1 − NET_SHARE)`` times the two
+  kinds' above plus ``NET_SHARE`` (0.8) times the network's (:func:`likelihoods`). On
+  esperto's games it places the opponent's hidden cards better than the two kinds alone
+  (cross-entropy a card 0.3444 against 0.3544, uniform deals 0.3707; the looks and the
+  measurements are in ``docs/strongest.md``). The answers to a lead (below) still read
+  the two kinds only.
 
 * *The answer to a lead* (two players, leading in the middle game, the ``answers`` of
   :func:`game.players.briscola.search_code`): in each deal the opponent's answer to each
@@ -363,6 +373,7 @@ from game.players.common import decision_rng
 from game.players.endgame import DrawSolver, Endgame, card_values
 from game.players.expert import ExpertPlayer
 from game.players.inference import resample
+from game.players.netinfer import NetOpponent
 from game.players.opponent import MATCH, SHARE, OpponentModel
 from game.players.policy import Weights
 from game.view import View
@@ -387,20 +398,48 @@ ROLLOUT_WEIGHTS = Weights(power=1.5)
 #: over the opponent model's chances (answers below ``REPLY_FLOOR`` left out).
 REPLIES = True
 REPLY_FLOOR = 0.03
+#: Two players: the network's kind of opponent (:class:`game.players.netinfer.NetOpponent`)
+#: weighs this much beside the opponent model's two kinds (0: not read), over the
+#: opponent's last ``NET_DEPTH`` plays (0: all of them).
+NET_SHARE = 0.8
+NET_DEPTH = 8
+#: Two players, leading: the network's answer mixed into the opponent's answers
+#: (:func:`_answers`). Off: built, not yet measured in play (``docs/strongest.md``).
+NET_ANSWERS = False
 
 
-def _answers(view: View, model: OpponentModel) -> briscola.Answers:
+def _answers(
+    view: View,
+    model: OpponentModel,
+    net: NetOpponent | None = None,
+    share: float = 0.0,
+    deals: Sequence[tuple[briscola.Deal, int]] = (),
+) -> briscola.Answers:
     """Two players, leading in the middle game: the opponent's answers to a card in a
     deal, by the opponent model's chances (:meth:`OpponentModel.reply_chances`), the
     answers less likely than ``REPLY_FLOOR`` left out (:func:`briscola.search_code`
-    weighs each line by its chance)."""
+    weighs each line by its chance). With ``net`` (the network's kind of opponent,
+    weighing ``share``), its answer (:meth:`NetOpponent.answer`, prepared for the hands
+    of ``deals``) is mixed in by how likely each kind is given the opponent's plays so
+    far from the hand it holds in the deal."""
     assert view.seat is not None
     opp = 1 - view.seat
     stock = view.stock_count
+    if net is not None:
+        legal = [parse_card(code[1:]) for code in view.legal]
+        net.prepare_answers([hands[opp] for (hands, _stock), _count in deals], legal)
 
     def answers(hands: list[list[int]], led: int) -> list[tuple[int, float]]:
         theirs = hands[opp]
         chances = model.reply_chances(theirs, led, stock)
+        if net is not None:
+            model_kind, rule_kind = model.kinds(theirs)
+            old = (1.0 - share) * (model_kind + rule_kind)
+            new = share * net.likelihood(theirs)
+            if old + new > 0.0:
+                learned = net.answer(theirs, led)
+                w = new / (old + new)
+                chances = [(1.0 - w) * a + w * b for a, b in zip(chances, learned, strict=True)]
         return [(c, p) for c, p in zip(theirs, chances, strict=True) if p >= REPLY_FLOOR]
 
     return answers
@@ -503,15 +542,30 @@ def _scaled(weights: list[float]) -> list[float]:
     return [w / top for w in weights] if top > 0.0 else weights
 
 
+def likelihoods(
+    model: OpponentModel, hands: Sequence[Sequence[int]], net: NetOpponent | None, share: float
+) -> list[float]:
+    """The likelihood of the opponent's plays from each of ``hands``: the opponent
+    model's, mixed with the network's kind (``net``, weighing ``share``) when given."""
+    own = [model.likelihood(list(hand)) for hand in hands]
+    if net is None or share <= 0.0:
+        return own
+    learned = net.likelihoods(hands)
+    return [(1.0 - share) * a + share * b for a, b in zip(own, learned, strict=True)]
+
+
 def inferred_deals(
     view: View,
     rng: random.Random,
     worlds: int,
     candidates: int = CANDIDATES,
     model: OpponentModel | None = None,
+    net: NetOpponent | None = None,
+    share: float = 0.0,
 ) -> list[tuple[briscola.Deal, int]]:
     """Two players: ``worlds`` deals drawn in proportion to the opponent model's
-    likelihood among ``candidates`` times as many uniform ones."""
+    likelihood (mixed with the network's, :func:`likelihoods`) among ``candidates``
+    times as many uniform ones."""
     me = view.seat
     assert me is not None
     if model is None:
@@ -519,7 +573,7 @@ def inferred_deals(
     deals = [briscola.sample_world(view, rng) for _ in range(worlds * candidates)]
     if not model.plays:
         return [(deal, 1) for deal in deals[:worlds]]
-    weights = [model.likelihood(hands[1 - me]) for hands, _stock in deals]
+    weights = likelihoods(model, [hands[1 - me] for hands, _stock in deals], net, share)
     return resample(deals, weights, worlds, rng)
 
 
@@ -541,6 +595,9 @@ class ChampionPlayer(ExpertPlayer):
         theta: Sequence[float] | None = playmodel.THETA,
         share: float = SHARE,
         replies: bool = REPLIES,
+        net_share: float = NET_SHARE,
+        net_depth: int = NET_DEPTH,
+        net_answers: bool = NET_ANSWERS,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -567,6 +624,12 @@ class ChampionPlayer(ExpertPlayer):
         #: two players, leading: the opponent's answer in expectation over the opponent
         #: model (:func:`_answers`), not the rollout policy's
         self.replies = replies
+        #: two players: the network's kind of opponent in the inference
+        #: (:class:`game.players.netinfer.NetOpponent`), its share and plays read
+        self.net_share = net_share
+        self.net_depth = net_depth
+        #: two players, leading: the network's answer beside the opponent model's
+        self.net_answers = net_answers
 
     def choose(self, view: View) -> Action:
         if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
@@ -581,9 +644,15 @@ class ChampionPlayer(ExpertPlayer):
         answers = None
         if view.players == 2 and self.infer:
             model = self._model(view)
-            deals = inferred_deals(view, rng, self.worlds, self.candidates, model)
+            net = self._net(view)
+            deals = inferred_deals(
+                view, rng, self.worlds, self.candidates, model, net, self.net_share
+            )
             if self.replies and not view.current_trick:
-                answers = _answers(view, model)
+                if net is None or not self.net_answers:
+                    answers = _answers(view, model)
+                else:
+                    answers = _answers(view, model, net, self.net_share, deals)
         weights = self.rollout_weights if view.players == 2 else None
         return parse_action(
             briscola.search_code(
@@ -599,6 +668,11 @@ class ChampionPlayer(ExpertPlayer):
 
     def _model(self, view: View) -> OpponentModel:
         return OpponentModel(view, self.depth, self.match, self.theta, self.share)
+
+    def _net(self, view: View) -> NetOpponent | None:
+        if view.players != 2 or self.net_share <= 0.0 or view.options.follow_suit:
+            return None
+        return NetOpponent(view, self.net_depth)
 
     def _exact_applies(self, view: View) -> bool:
         if view.players == 2:
@@ -625,11 +699,11 @@ class ChampionPlayer(ExpertPlayer):
         totals = dict.fromkeys(legal, 0.0)
         trick = [c for _, c in view.current_trick]
         combos = list(itertools.combinations(sorted(pool), need))
+        hands = [sorted((*known, *combo)) for combo in combos]
         weights = _scaled(
-            [
-                model.likelihood(sorted((*known, *combo))) if model is not None else 1.0
-                for combo in combos
-            ]
+            likelihoods(model, hands, self._net(view), self.net_share)
+            if model is not None
+            else [1.0] * len(hands)
         )
         worlds = 0
         for combo, weight in zip(combos, weights, strict=True):
@@ -658,8 +732,11 @@ class ChampionPlayer(ExpertPlayer):
         worlds = exact_worlds(view, rng, EXACT_WORLDS)
         model = self._model(view) if view.players == 2 and self.infer else None
         # two players: each way the hidden cards can lie, weighted by the model
+        theirs = [hands[1 - me] for hands, _ in worlds]
         weights = _scaled(
-            [model.likelihood(hands[1 - me]) if model is not None else 1.0 for hands, _ in worlds]
+            likelihoods(model, theirs, self._net(view), self.net_share)
+            if model is not None
+            else [1.0] * len(worlds)
         )
         for (hands, stock), weight in zip(worlds, weights, strict=True):
             game = Endgame(
@@ -678,4 +755,4 @@ class ChampionPlayer(ExpertPlayer):
         return "c" + card_code(best)
 
 
-__all__ = ["ChampionPlayer", "exact_worlds", "outcome"]
+__all__ = ["ChampionPlayer", "exact_worlds", "likelihoods", "outcome"]
