@@ -15,8 +15,14 @@ from game.cards import card_code, parse_card
 from game.engine import Game
 from game.options import TableOptions
 from game.players import briscola, create_player
-from game.players.champion import ChampionPlayer, _answers, inferred_deals, likelihoods
-from game.players.classic import ANSWERS, CLASSIC
+from game.players.champion import (
+    NET_SHARE,
+    ChampionPlayer,
+    _answers,
+    inferred_deals,
+    likelihoods,
+)
+from game.players.classic import ANSWERS, CLASSIC, NETWORK
 from game.players.net import default_network, features, masked_policy
 from game.players.netinfer import EPSILON, NetOpponent, answer_view, past_view
 from game.players.opponent import OpponentModel
@@ -201,6 +207,25 @@ def test_a_different_network_gives_different_weights() -> None:
     assert shipped != other
 
 
+def test_campione_with_the_network_plays_legally_and_deterministically() -> None:
+    """``campione-rete`` (the network read, off in campione: ``NET_INFERENCE``), whole
+    smazzate of two-player Briscola, the only variant where it reads the network: every
+    card legal, the same card from a twin with the same seed."""
+    for seed in (1, 2):
+        game = Game.new(TWO, random.Random(40 + seed))
+        players = [ChampionPlayer(s, worlds=8, net_share=NET_SHARE) for s in range(2)]
+        twins = [ChampionPlayer(s, worlds=8, net_share=NET_SHARE) for s in range(2)]
+        while not game.is_over() and game.scored_count == 0:
+            seat = game.current_seat()
+            assert seat is not None
+            view = game.view(seat)
+            action = players[seat].choose(view)
+            assert action.code in view.legal
+            assert twins[seat].choose(view) == action
+            game.apply(seat, action)
+        assert game.scored_count == 1
+
+
 def test_the_network_changes_the_weighted_deals() -> None:
     states, _ = played_game(7)
     changed = 0
@@ -240,12 +265,15 @@ def test_the_arena_makes_campione_without_the_network_by_name() -> None:
     classic = make(CLASSIC, 3)
     assert isinstance(classic, ChampionPlayer) and classic.net_share == 0.0
     assert classic.name == CLASSIC
-    today = make("campione", 3)
-    assert isinstance(today, ChampionPlayer) and today.net_share > 0.0
+    today = make("campione", 3)  # (the network's inference off: NET_INFERENCE)
+    assert isinstance(today, ChampionPlayer) and today.net_share == 0.0
     assert not today.net_answers
+    network = make(NETWORK, 3)
+    assert isinstance(network, ChampionPlayer) and network.net_share == NET_SHARE > 0.0
+    assert network.name == NETWORK and not network.net_answers
     answers = make(ANSWERS, 3)
     assert isinstance(answers, ChampionPlayer) and answers.net_answers
-    assert answers.net_share == today.net_share
+    assert answers.net_share == NET_SHARE
     with pytest.raises(SystemExit):
         factory("game.players.classic")
 
@@ -308,8 +336,8 @@ def test_campione_with_the_network_s_answers_decides_legally_and_deterministical
     """At every lead of a smazzata: a legal card, the same card for the same seed, and
     answers that read the network (they differ from the opponent model's alone)."""
     states, _ = played_game(12)
-    player = ChampionPlayer(3, worlds=8, net_answers=True)
-    twin = ChampionPlayer(3, worlds=8, net_answers=True)
+    player = ChampionPlayer(3, worlds=8, net_share=NET_SHARE, net_answers=True)
+    twin = ChampionPlayer(3, worlds=8, net_share=NET_SHARE, net_answers=True)
     leads = [g.view(s) for g, s in states if not g.view(s).current_trick and g.view(s).tricks]
     answered = 0
     for view in leads:

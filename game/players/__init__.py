@@ -14,10 +14,10 @@ Levels for the bot's settings::
     forte    determinised search (:mod:`game.players.search`)
     esperto  determinised search over deals weighted by inference
              (:mod:`game.players.expert`)
-    campione esperto with exact endgames and a deeper plain-Briscola search; in
-             two-player Briscola its deals are weighted by the network's reading of
-             the opponent's plays too (:mod:`game.players.champion`,
-             :mod:`game.players.netinfer`)
+    campione esperto with exact endgames and a deeper plain-Briscola search
+             (:mod:`game.players.champion`; the network's reading of the opponent's
+             plays, :mod:`game.players.netinfer`, is built and off:
+             ``champion.NET_INFERENCE``)
 
 ``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``,
 ``network``, ``search``, ``expert`` and ``champion``. Every player is deterministic given

@@ -48,7 +48,8 @@ players it adds:
   from today's (the card drawn after each trick is any of them). An opponent that let
   a carico through probably had nothing cheap to take it with; one that led a trump
   probably had no liscio. The exact endgames weight their worlds the same way.
-* *Inference by the learned policy* (two players, issue 49,
+* *Inference by the learned policy* (two players, issue 49, **off**: ``NET_INFERENCE``;
+  ``campione-rete`` of :mod:`game.players.classic` plays with it;
   :class:`game.players.netinfer.NetOpponent`): a third kind of opponent, one that plays
   as the network of :mod:`game.players.net` says (trained on the search levels' play),
   read over the opponent's last ``NET_DEPTH`` (8) plays from the views it had then,
@@ -399,10 +400,16 @@ ROLLOUT_WEIGHTS = Weights(power=1.5)
 REPLIES = True
 REPLY_FLOOR = 0.03
 #: Two players: the network's kind of opponent (:class:`game.players.netinfer.NetOpponent`)
-#: weighs this much beside the opponent model's two kinds (0: not read), over the
+#: weighs this much beside the opponent model's two kinds when it is read, over the
 #: opponent's last ``NET_DEPTH`` plays (0: all of them).
 NET_SHARE = 0.8
 NET_DEPTH = 8
+#: Whether campione reads it (its default ``net_share``: ``NET_SHARE``, else 0). Off:
+#: measured against campione without it, 0.514 (0.471..0.556) over 400 games, the issue's
+#: "nowhere weaker" (the lower end above 0.48) is not shown, for 25 ms more a decision
+#: (``docs/strongest.md``, measurement 2). ``campione-rete`` (:mod:`game.players.classic`)
+#: plays with it, for the next measurements.
+NET_INFERENCE = False
 #: Two players, leading: the network's answer mixed into the opponent's answers
 #: (:func:`_answers`). Off: built, not yet measured in play (``docs/strongest.md``).
 NET_ANSWERS = False
@@ -595,7 +602,7 @@ class ChampionPlayer(ExpertPlayer):
         theta: Sequence[float] | None = playmodel.THETA,
         share: float = SHARE,
         replies: bool = REPLIES,
-        net_share: float = NET_SHARE,
+        net_share: float | None = None,
         net_depth: int = NET_DEPTH,
         net_answers: bool = NET_ANSWERS,
         **expert: Any,
@@ -626,7 +633,7 @@ class ChampionPlayer(ExpertPlayer):
         self.replies = replies
         #: two players: the network's kind of opponent in the inference
         #: (:class:`game.players.netinfer.NetOpponent`), its share and plays read
-        self.net_share = net_share
+        self.net_share = (NET_SHARE if NET_INFERENCE else 0.0) if net_share is None else net_share
         self.net_depth = net_depth
         #: two players, leading: the network's answer beside the opponent model's
         self.net_answers = net_answers

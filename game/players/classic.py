@@ -1,32 +1,38 @@
-"""``campione`` as it played before issue 49, beside today's, for the arena.
+"""``campione`` with and without issue 49's network, for the arena.
 
     python -m game.arena --make game.players.classic:make_player \
-        --a campione --b campione-classico --option game=briscola --option players=2
+        --a campione-rete --b campione-classico --option game=briscola --option players=2
 
 ``campione-classico`` is :class:`~game.players.champion.ChampionPlayer` without the
-network's kind of opponent in its inference (``net_share`` 0); ``campione-risposte``
-is campione with the network's answers to a lead too (``net_answers``); every other
-name is :func:`game.players.create_player`'s. No level offers them: they are the
-yardsticks of the changes (``docs/strongest.md``).
+network's kind of opponent in its inference (``net_share`` 0: today's ``campione``,
+:data:`game.players.champion.NET_INFERENCE` being off); ``campione-rete`` reads it
+(``NET_SHARE``); ``campione-risposte`` is ``campione-rete`` with the network's answers
+to a lead too (``net_answers``); every other name is
+:func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
+the changes (``docs/strongest.md``).
 """
 
 from __future__ import annotations
 
 from game.players import Player, create_player
-from game.players.champion import ChampionPlayer
+from game.players.champion import NET_SHARE, ChampionPlayer
 
 CLASSIC = "campione-classico"
-#: campione with the network's answers to a lead too (``net_answers``; off in campione)
+#: campione with the network's kind of opponent in its inference
+NETWORK = "campione-rete"
+#: ... and with the network's answers to a lead too (``net_answers``)
 ANSWERS = "campione-risposte"
 
 
 def make_player(kind: str, seed: int) -> Player:
-    """``create_player``'s players, ``CLASSIC`` and ``ANSWERS``."""
+    """``create_player``'s players, ``CLASSIC``, ``NETWORK`` and ``ANSWERS``."""
     if kind == CLASSIC:
         return ChampionPlayer(seed, name=CLASSIC, net_share=0.0)
+    if kind == NETWORK:
+        return ChampionPlayer(seed, name=NETWORK, net_share=NET_SHARE)
     if kind == ANSWERS:
-        return ChampionPlayer(seed, name=ANSWERS, net_answers=True)
+        return ChampionPlayer(seed, name=ANSWERS, net_share=NET_SHARE, net_answers=True)
     return create_player(kind, seed)
 
 
-__all__ = ["ANSWERS", "CLASSIC", "make_player"]
+__all__ = ["ANSWERS", "CLASSIC", "NETWORK", "make_player"]
