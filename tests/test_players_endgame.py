@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -168,9 +169,17 @@ def test_campione_plays_every_variant_legally_and_deterministically(
         {**variant, "match_end": "hands:1", "briscola_match": "wins:1"}
     )
     game = Game.new(options, random.Random(3))
-    players = [_small_champion(s) for s in range(game.n)]
-    twins = [_small_champion(s) for s in range(game.n)]
-    while not game.is_over():
+    plays_legally_and_deterministically(game, _small_champion)
+
+
+def plays_legally_and_deterministically(
+    game: Game, make: Callable[[int], Player], smazzate: int | None = None
+) -> None:
+    """Play ``game`` (to its end, or ``smazzate`` smazzate) with a player of ``make`` in
+    every seat: every move legal, the same as a twin's made with the same seed."""
+    players = [make(s) for s in range(game.n)]
+    twins = [make(s) for s in range(game.n)]
+    while not game.is_over() and (smazzate is None or game.scored_count < smazzate):
         seat = game.current_seat()
         assert seat is not None
         view = game.view(seat)

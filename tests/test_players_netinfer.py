@@ -27,6 +27,7 @@ from game.players.net import default_network, features, masked_policy
 from game.players.netinfer import EPSILON, NetOpponent, answer_view, past_view
 from game.players.opponent import OpponentModel
 from game.view import View
+from tests.test_players_endgame import plays_legally_and_deterministically
 from tests.test_players_net import scramble_hidden, tiny_network
 
 TWO = TableOptions.model_validate({"game": "briscola", "players": 2, "match_end": "hands:1"})
@@ -213,16 +214,9 @@ def test_campione_with_the_network_plays_legally_and_deterministically() -> None
     card legal, the same card from a twin with the same seed."""
     for seed in (1, 2):
         game = Game.new(TWO, random.Random(40 + seed))
-        players = [ChampionPlayer(s, worlds=8, net_share=NET_SHARE) for s in range(2)]
-        twins = [ChampionPlayer(s, worlds=8, net_share=NET_SHARE) for s in range(2)]
-        while not game.is_over() and game.scored_count == 0:
-            seat = game.current_seat()
-            assert seat is not None
-            view = game.view(seat)
-            action = players[seat].choose(view)
-            assert action.code in view.legal
-            assert twins[seat].choose(view) == action
-            game.apply(seat, action)
+        plays_legally_and_deterministically(
+            game, lambda s: ChampionPlayer(s, worlds=8, net_share=NET_SHARE), smazzate=1
+        )
         assert game.scored_count == 1
 
 
