@@ -42,6 +42,10 @@ class Delivery:
                 if exc.code != "fenced":  # (fenced: standing by, the active one redraws)
                     log.warning("could not record the drawn version of %s: %s", game_id, exc)
 
+    def pending(self) -> int:
+        """Games whose delivered version is still to be recorded."""
+        return sum(not task.done() for task in self._confirmers.values())
+
     async def flush(self, timeout: float) -> None:
         """At a graceful stop, after the outbox drained: record what was delivered."""
         tasks = [t for t in self._confirmers.values() if not t.done()]

@@ -32,7 +32,9 @@ async def db_state(db: Database) -> dict[str, list[tuple[Any, ...]]]:
 
 
 async def quiet(chaos: Chaos, seconds: float = 0.3) -> None:
-    """Let the bot react to every update and finish rendering."""
+    """Let the bot react to every update, finish rendering and record what it delivered
+    (a game's drawn version, written once its messages were sent: one came after the
+    outbox's drain in a fresh-clone CI run, and the database changed under the test)."""
     await chaos.tg.wait_until(
         lambda: all(
             u.handled_at is not None
@@ -43,6 +45,8 @@ async def quiet(chaos: Chaos, seconds: float = 0.3) -> None:
         "every update handled",
     )
     await chaos.bot.rt.outbox.drain(5)
+    await chaos.tg.wait_until(lambda: not chaos.bot.rt.tables.delivery.pending(), 10,
+                              "the delivered versions recorded")
     await chaos.tg.idle(quiet=seconds, timeout=10)
 
 
