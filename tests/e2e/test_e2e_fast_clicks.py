@@ -40,6 +40,8 @@ from tests.e2e.driver import Table, small_table
 ANSWER_WINDOW = 15.0
 CALLS = 30
 MESSAGE_METHODS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+#: Timed in this process: no earlier test's garbage is collected while they run.
+pytestmark = pytest.mark.usefixtures("collected")
 
 
 def long_auction(view: View, rng: random.Random) -> str:

@@ -29,6 +29,8 @@ def not_modified(tg: Any) -> list[Any]:
 #: Turns of other tables queued for the bot's budget when the press comes (saturated):
 #: its burst and this many seconds of calls.
 QUEUED_SECONDS = 0.5
+#: Timed in this process: no earlier test's garbage is collected while they run.
+pytestmark = pytest.mark.usefixtures("collected")
 
 
 @pytest.mark.parametrize("saturated", [False, True], ids=["quiet", "saturated"])
