@@ -255,18 +255,23 @@ async def running_bot(tg: Any, tmp_path: Path) -> AsyncIterator[RunningBot]:
 
 
 @pytest.fixture
-def collected() -> None:
-    """The garbage the worker's earlier tests left is collected before this test's clock
-    runs. For the tests that time the bot in this process: the fake servers, sockets and
-    transports of the tests before (about 5,000 objects a test, in reference cycles) were
-    collected by a full pass of the collector in the middle of the fast-clicks test, which
-    took 0.15-0.3 s of CPU (0.3-0.75 s with the suite's other workers beside it): the
-    event loop stood still and the group went without a call for 0.42-0.58 s (three of
-    ten repeats beside the chaos tests failed so; none with this, and no pass of the
-    collector over 0.03 s in them)."""
+def collected() -> Iterator[None]:
+    """The worker's heap as the bot's own process has it (``bot.__main__.tune_collector``):
+    the garbage the earlier tests left collected, and what is left moved out of the
+    collector's passes (``gc.freeze``) while the test runs. For the tests that time the
+    bot in this process: a full pass of the collector in the middle of the fast-clicks
+    test, over the worker's 140,000 objects and the fake servers, sockets and transports
+    the tests before left in reference cycles (about 5,000 objects a test), took 0.15-0.3 s
+    of CPU (0.3-0.75 s with the suite's other workers beside it): the event loop stood
+    still and the group went without a call for 0.42-0.58 s."""
     import gc
 
     gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @pytest.hookimpl(hookwrapper=True)
