@@ -209,7 +209,7 @@ def test_a_different_network_gives_different_weights() -> None:
 
 
 def test_campione_with_the_network_plays_legally_and_deterministically() -> None:
-    """``campione-rete`` (the network read, off in campione: ``NET_INFERENCE``), whole
+    """``campione-rete`` (the network read, as in campione: ``NET_INFERENCE``), whole
     smazzate of two-player Briscola, the only variant where it reads the network: every
     card legal, the same card from a twin with the same seed."""
     for seed in (1, 2):
@@ -259,8 +259,8 @@ def test_the_arena_makes_campione_without_the_network_by_name() -> None:
     classic = make(CLASSIC, 3)
     assert isinstance(classic, ChampionPlayer) and classic.net_share == 0.0
     assert classic.name == CLASSIC
-    today = make("campione", 3)  # (the network's inference off: NET_INFERENCE)
-    assert isinstance(today, ChampionPlayer) and today.net_share == 0.0
+    today = make("campione", 3)  # (the network's inference on: NET_INFERENCE)
+    assert isinstance(today, ChampionPlayer) and today.net_share == NET_SHARE
     assert not today.net_answers
     network = make(NETWORK, 3)
     assert isinstance(network, ChampionPlayer) and network.net_share == NET_SHARE > 0.0

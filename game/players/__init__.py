@@ -15,8 +15,8 @@ Levels for the bot's settings::
     esperto  determinised search over deals weighted by inference
              (:mod:`game.players.expert`)
     campione esperto with exact endgames and a deeper plain-Briscola search
-             (:mod:`game.players.champion`; the network's reading of the opponent's
-             plays, :mod:`game.players.netinfer`, is built and off:
+             (:mod:`game.players.champion`; in two-player Briscola it also reads
+             the opponent's plays by the network, :mod:`game.players.netinfer`:
              ``champion.NET_INFERENCE``)
 
 ``create_player(level, seed)`` also accepts ``random`` and the aliases ``heuristic``,

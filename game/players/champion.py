@@ -48,8 +48,8 @@ players it adds:
   from today's (the card drawn after each trick is any of them). An opponent that let
   a carico through probably had nothing cheap to take it with; one that led a trump
   probably had no liscio. The exact endgames weight their worlds the same way.
-* *Inference by the learned policy* (two players, issue 49, **off**: ``NET_INFERENCE``;
-  ``campione-rete`` of :mod:`game.players.classic` plays with it;
+* *Inference by the learned policy* (two players, issue 49, on: ``NET_INFERENCE``;
+  ``campione-classico`` of :mod:`game.players.classic` plays without it;
   :class:`game.players.netinfer.NetOpponent`): a third kind of opponent, one that plays
   as the network of :mod:`game.players.net` says (trained on the search levels' play),
   read over the opponent's last ``NET_DEPTH`` (8) plays from the views it had then,
@@ -404,12 +404,12 @@ REPLY_FLOOR = 0.03
 #: opponent's last ``NET_DEPTH`` plays (0: all of them).
 NET_SHARE = 0.8
 NET_DEPTH = 8
-#: Whether campione reads it (its default ``net_share``: ``NET_SHARE``, else 0). Off:
-#: measured against campione without it, 0.514 (0.471..0.556) over 400 games, the issue's
-#: "nowhere weaker" (the lower end above 0.48) is not shown, for 25 ms more a decision
-#: (``docs/strongest.md``, measurement 2). ``campione-rete`` (:mod:`game.players.classic`)
-#: plays with it, for the next measurements.
-NET_INFERENCE = False
+#: Whether campione reads it (its default ``net_share``: ``NET_SHARE``, else 0). On, by
+#: the rule written before measurement 4 (``docs/strongest.md``): against campione
+#: without it (``campione-classico`` of :mod:`game.players.classic`), 0.521 (0.490..0.551)
+#: over 800 games, the lower end above the issue's 0.48, decision p95 287 ms of CPU
+#: (measurement 2, 400 games before: 0.514, 0.471..0.556). About 29 ms more a decision.
+NET_INFERENCE = True
 #: Two players, leading: the network's answer mixed into the opponent's answers
 #: (:func:`_answers`). Off: built, not yet measured in play (``docs/strongest.md``).
 NET_ANSWERS = False

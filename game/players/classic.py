@@ -4,11 +4,11 @@
         --a campione-rete --b campione-classico --option game=briscola --option players=2
 
 ``campione-classico`` is :class:`~game.players.champion.ChampionPlayer` without the
-network's kind of opponent in its inference (``net_share`` 0: today's ``campione``,
-:data:`game.players.champion.NET_INFERENCE` being off); ``campione-rete`` reads it
-(``NET_SHARE``); ``campione-risposte`` is ``campione-rete`` with the network's answers
-to a lead too (``net_answers``); every other name is
-:func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
+network's kind of opponent in its inference (``net_share`` 0: ``campione`` before issue
+49); ``campione-rete`` reads it (``NET_SHARE``: today's ``campione``,
+:data:`game.players.champion.NET_INFERENCE` being on); ``campione-risposte`` is
+``campione-rete`` with the network's answers to a lead too (``net_answers``); every other
+name is :func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
 the changes (``docs/strongest.md``).
 """
 
