@@ -382,6 +382,29 @@ def test_after_a_restart_a_chat_is_paced_as_if_its_budget_had_been_used() -> Non
     assert worst <= 18  # Telegram's rolling minute never sees more than the budget
 
 
+def test_a_call_beyond_the_burst_goes_only_with_room_for_it() -> None:
+    """A private chat (a call a second, two at once): the presser's call beyond the burst
+    (keep -1) goes at once after an idle spell, but not after a steady run of calls,
+    where Telegram's bucket of three is not full (a 429 in the suite): it then waits for
+    the steady pace, as the other calls do."""
+    from bot.budget import ChatPace
+
+    idle = ChatPace(interval=1.0, burst=2)
+    idle.reserve(0.0)  # (its first call, long before)
+    turn, pressed = idle.reserve(10.0), idle.reserve(10.1)
+    assert (turn, pressed) == (10.0, 10.1)  # the burst of two
+    assert idle.ready_at(10.2, keep=-1) == 10.2  # one beyond it, at once
+    assert idle.ready_at(10.2) > 10.2  # (any other call: the pace)
+
+    steady = ChatPace(interval=1.0, burst=2)
+    for second in range(9):
+        steady.reserve(float(second))  # one a second, for nine seconds
+    steady.reserve(9.0)
+    steady.reserve(9.05)
+    assert steady.room(9.1, 3) < 1.0
+    assert steady.ready_at(9.1, keep=-1) == steady.ready_at(9.1) > 9.1
+
+
 def test_a_group_paced_before_the_pacing_was_read_follows_the_pacing_read() -> None:
     """Issue 46: a group whose first call after a restart came before the pacing kept
     across the restart was read was paced as if its budget had just been used, and the
