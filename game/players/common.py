@@ -30,7 +30,7 @@ POINT_MASK: Final = sum(1 << c for c in range(N_CARDS) if CARD_POINTS[c])
 OBBLIGATO_ORDER: Final[tuple[int, ...]] = (9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 
 
-def mask_of(cards: tuple[int, ...] | list[int]) -> int:
+def mask_of(cards: Sequence[int]) -> int:
     mask = 0
     for card in cards:
         mask |= 1 << card

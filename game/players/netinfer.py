@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from game.actions import PLAY
 from game.cards import CARD_POINTS, card_code, trick_winner_index
+from game.players.common import cards_of, mask_of
 from game.players.net import LAYOUT, Network, default_network, features, suit_order
 from game.players.opponent import DRAWS_2P
 from game.view import View
@@ -337,10 +338,10 @@ class NetOpponent:
         """The network's answer to each of ``leds`` (this seat leading now) from each of
         the opponent's ``hands``, computed together (:meth:`answer` reads them)."""
         assert not self._view.current_trick
-        masks = sorted({_mask(h) for h in hands})
-        if not masks or len(_cards(masks[0])) <= 1:
+        masks = sorted({mask_of(h) for h in hands})
+        if not masks or len(cards_of(masks[0])) <= 1:
             return
-        hand_lists = [_cards(m) for m in masks]
+        hand_lists = [tuple(cards_of(m)) for m in masks]
         for led in leds:
             k = self._answer_context.get(led)
             if k is None:
@@ -358,7 +359,7 @@ class NetOpponent:
         ``led`` (after :meth:`prepare_answers` for this hand and card)."""
         if len(hand) <= 1:
             return [1.0] * len(hand)
-        chances = self._answers[(_mask(hand), led)]
+        chances = self._answers[(mask_of(hand), led)]
         ordered = sorted(hand)
         return [chances[ordered.index(c)] for c in hand]
 
@@ -366,7 +367,7 @@ class NetOpponent:
 
     def likelihoods(self, hands: Sequence[Sequence[int]]) -> list[float]:
         """The likelihood of the plays read for each of the opponent's hands now."""
-        afters = [_mask(h) for h in hands]
+        afters = [mask_of(h) for h in hands]
         if not self.plays:
             self.known = dict.fromkeys(afters, 1.0)
             return [1.0] * len(afters)
@@ -403,7 +404,8 @@ class NetOpponent:
         for k in range(last + 1):
             step = edges[k]
             masks = sorted({b for options in step.values() for b in options})
-            chance = dict(zip(masks, self.chances(k, [_cards(m) for m in masks]), strict=True))
+            held = [tuple(cards_of(m)) for m in masks]
+            chance = dict(zip(masks, self.chances(k, held), strict=True))
             current: dict[int, float] = {}
             for after, options in step.items():
                 total = 0.0
@@ -419,27 +421,10 @@ class NetOpponent:
     def likelihood(self, hand: Sequence[int]) -> float:
         """The likelihood of the plays from ``hand`` (one of :meth:`likelihoods`' last
         hands, else computed alone)."""
-        known = self.known.get(_mask(hand))
+        known = self.known.get(mask_of(hand))
         if known is not None:
             return known
         return self.likelihoods([hand])[0]
-
-
-def _mask(cards: Sequence[int]) -> int:
-    mask = 0
-    for card in cards:
-        mask |= 1 << card
-    return mask
-
-
-def _cards(mask: int) -> tuple[int, ...]:
-    """The cards of a bit mask, in ascending order."""
-    cards: list[int] = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return tuple(cards)
 
 
 __all__ = ["EPSILON", "NetOpponent", "answer_view", "past_view"]
