@@ -138,8 +138,10 @@ class ChatPace:
         chat's recent calls: full before the chat's first call in this process, empty
         right after the oldest one kept if calls before it were forgotten. A chat with
         no call yet whose pace shows calls (kept across a restart): none. A call beyond
-        the burst goes only with room for it: after a steady run of calls, three at
-        once drew a 429 in the suite (a private chat, its bucket of three not yet full)."""
+        the burst goes only with room for it: a margin over the pace itself (``next_at``
+        is the same bucket with no history: more cautious only after a steady run of
+        calls), added after a 429 on a private chat in a fresh-clone run of the suite,
+        at a new deal; the calls that drew it were not traced."""
         if not self.recent:
             return float(size) if self.next_at <= now else 0.0
         calls = sorted(self.recent)

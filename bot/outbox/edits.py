@@ -69,8 +69,8 @@ PRESSED_KEEPS = 1
 #: bursts (and the fake server's: 3 at once, then 1/s); the chat's steady pace (0.8/s)
 #: lets its bucket fill again before the next turn, and every call pushes the steady
 #: schedule on by one interval as before. Only when the chat's recent calls left room for
-#: it (:meth:`bot.budget.ChatPace.room`): after a steady run of calls, three at once drew
-#: a 429 in a fresh-clone run of the suite.
+#: it (:meth:`bot.budget.ChatPace.room`: a margin added after a 429 on a private chat in
+#: a fresh-clone run of the suite).
 PRESSED_EXTRA = 1
 #: A presser's own redraw that waited longer than this for its call is logged (a WARNING:
 #: it should go at once, issue 46).
