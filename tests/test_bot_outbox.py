@@ -382,12 +382,13 @@ def test_after_a_restart_a_chat_is_paced_as_if_its_budget_had_been_used() -> Non
     assert worst <= 18  # Telegram's rolling minute never sees more than the budget
 
 
-def test_a_call_beyond_the_burst_goes_only_with_room_for_it() -> None:
+def test_a_call_beyond_the_burst_waits_for_the_jitter_after_its_slot() -> None:
     """A private chat (a call a second, two at once): the presser's call beyond the burst
-    (keep -1) goes at once after an idle spell, but not after a steady run of calls,
-    where Telegram's bucket of three is not full (a 429 in the suite): it then waits for
-    the steady pace, as the other calls do."""
-    from bot.budget import ChatPace
+    (keep -1) goes at once after an idle spell; right after a steady run of calls it goes
+    ``ARRIVAL_JITTER`` after its slot (a 429 in the suite: the call before it reached the
+    server late), not at the chat's steady pace (the every-press browser test: a card
+    waited a second)."""
+    from bot.budget import ARRIVAL_JITTER, ChatPace
 
     idle = ChatPace(interval=1.0, burst=2)
     idle.reserve(0.0)  # (its first call, long before)
@@ -397,12 +398,62 @@ def test_a_call_beyond_the_burst_goes_only_with_room_for_it() -> None:
     assert idle.ready_at(10.2) > 10.2  # (any other call: the pace)
 
     steady = ChatPace(interval=1.0, burst=2)
-    for second in range(9):
-        steady.reserve(float(second))  # one a second, for nine seconds
-    steady.reserve(9.0)
-    steady.reserve(9.05)
-    assert steady.room(9.1, 3) < 1.0
-    assert steady.ready_at(9.1, keep=-1) == steady.ready_at(9.1) > 9.1
+    for second in range(10):
+        steady.reserve(float(second))  # one a second, for ten seconds
+    steady.reserve(9.0)  # (the burst's second call)
+    assert steady.ready_at(9.0, keep=-1) == pytest.approx(9.0 + ARRIVAL_JITTER)
+    assert steady.ready_at(9.0) == pytest.approx(10.0)  # (the steady pace)
+
+
+def _calls_refused(interval: float, server_rate: float, delay: float, seed: int) -> int:
+    """A private chat's flusher at ``interval`` (burst 2, the presser one beyond it), its
+    calls reaching the fake server's bucket (3 at once, ``server_rate`` a second) up to
+    ``delay`` after their slot; how many the server refuses (429)."""
+    import random
+
+    from bot.budget import ChatPace
+    from bot.outbox.edits import PRESSED_EXTRA, PRESSED_KEEPS
+    from sandbox.fakeapi.errors import ApiError
+    from sandbox.fakeapi.limits import FloodController, FloodLimits
+
+    rng = random.Random(seed)
+    pace = ChatPace(interval=interval, burst=2)
+    now, arrivals = 0.0, []
+    for _ in range(2000):
+        now += rng.choice([0.0, 0.0, 0.1, 0.5, 1.0, 3.0]) * interval
+        keep = -PRESSED_EXTRA if rng.random() < 0.4 else PRESSED_KEEPS
+        now = pace.ready_at(now, keep)  # (the flusher sleeps until then)
+        pace.reserve(now)
+        arrivals.append(now + rng.uniform(0.0, delay))
+    clock = [0.0]
+    server = FloodController(FloodLimits(chat_rate=server_rate), clock=lambda: clock[0])
+    refused = 0
+    for at in sorted(arrivals):
+        clock[0] = at
+        try:
+            server.acquire("editMessageText", 1, is_group=False)
+        except ApiError:
+            refused += 1
+    return refused
+
+
+@pytest.mark.parametrize("scale", [1, 20], ids=["telegram", "suite"])
+def test_calls_that_reach_telegram_late_by_the_jitter_are_not_refused(
+    scale: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The private chat's pace (0.8 of Telegram's rate, two at once, the presser one
+    beyond them) against the fake server's bucket, every call late by up to
+    ``ARRIVAL_JITTER`` (at most an interval: the burst's other calls leave Telegram one
+    call's room, an interval of lag, and no more), plus nine tenths of what the pace's
+    lower rate leaves: none refused, at Telegram's rate and at the suite's twenty times.
+    Without the jitter the same calls draw 429s."""
+    import bot.budget
+
+    interval, rate = 1 / (0.8 * scale), 1.0 * scale
+    late = min(bot.budget.ARRIVAL_JITTER, interval) + 0.9 * (interval - 1 / rate)
+    assert sum(_calls_refused(interval, rate, late, seed) for seed in range(5)) == 0
+    monkeypatch.setattr(bot.budget, "ARRIVAL_JITTER", 0.0)
+    assert sum(_calls_refused(interval, rate, late, seed) for seed in range(5)) > 0
 
 
 def test_a_group_paced_before_the_pacing_was_read_follows_the_pacing_read() -> None:
@@ -716,7 +767,10 @@ async def test_two_presses_in_a_row_are_both_shown_at_once() -> None:
     """Issue 46: a player whose card wins the trick leads the next one at once, two
     presses within a fraction of a second, right after their turn's call; the second
     press's redraw waited for the chat's next slot (1.0-1.1 s in the sandbox's browser
-    test). It may take one call beyond the burst; the calls after it keep the pace."""
+    test). It may take one call beyond the burst, ``ARRIVAL_JITTER`` after its slot (the
+    turn's call); the calls after it keep the pace."""
+    from bot.budget import ARRIVAL_JITTER
+
     bot = RecordingBot()
     box = Outbox(bot, chat_rate=2, private_burst=2, messages_per_second=100)  # type: ignore[arg-type]
     box.pacer._started -= 100
@@ -733,7 +787,7 @@ async def test_two_presses_in_a_row_are_both_shown_at_once() -> None:
     calls = [(c[3], round(c[0] - started, 2)) for c in bot.calls[1:]]
     assert [text for text, _ in calls] == [
         "your card played: you lead", "your lead played", "a computer's move"]
-    assert calls[0][1] < 0.05 and calls[1][1] < 0.1, calls  # both at once
+    assert calls[0][1] < 0.05 and calls[1][1] < ARRIVAL_JITTER + 0.05, calls  # at once
     assert calls[2][1] >= 3 * 0.5 - 0.1, calls  # the pace: 4 calls took 4 intervals' room
     await box.close()
 

@@ -68,9 +68,8 @@ PRESSED_KEEPS = 1
 #: slot (1.0-1.1 s, issue 46). Three calls at once fit Telegram's tolerance of short
 #: bursts (and the fake server's: 3 at once, then 1/s); the chat's steady pace (0.8/s)
 #: lets its bucket fill again before the next turn, and every call pushes the steady
-#: schedule on by one interval as before. Only when the chat's recent calls left room for
-#: it (:meth:`bot.budget.ChatPace.room`: a margin added after a 429 on a private chat in
-#: a fresh-clone run of the suite).
+#: schedule on by one interval as before. It goes :data:`bot.budget.ARRIVAL_JITTER` after
+#: its slot (a 429 in a fresh-clone run of the suite), or at the pace if that is sooner.
 PRESSED_EXTRA = 1
 #: A presser's own redraw that waited longer than this for its call is logged (a WARNING:
 #: it should go at once, issue 46).
