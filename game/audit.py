@@ -1,6 +1,7 @@
 """Where the card points go: a move-by-move audit of a plain-Briscola arena run.
 
     python -m game.audit --deals 100 --seed 1 --a campione --b esperto [--players 2]
+        [--make MODULE:FUNCTION]
 
 It plays the arena's duplicate deals (:mod:`game.arena`: the same deals, seats and
 player seeds) and prints, for each player type, a smazzata on average:
@@ -15,6 +16,8 @@ player seeds) and prints, for each player type, a smazzata on average:
 * *trumps*: the trumps it played and the card points of the tricks they won.
 
 Every figure is judged per smazzata of one side, with its 95% interval over deals.
+``--make`` names the players' factory, as the arena's does (the yardsticks of a change:
+``game.players.classic:make_player``).
 """
 
 from __future__ import annotations
@@ -23,10 +26,19 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from game.arena import deal_seed_of, mean_ci, play_deal, schedule, units_of
+from game.arena import (
+    PlayerFactory,
+    deal_seed_of,
+    factory,
+    mean_ci,
+    play_deal,
+    schedule,
+    units_of,
+)
 from game.cards import CARD_POINTS
 from game.events import BriscolaScored, CardsDrawn, Event, StockLaid, TrickWon
 from game.options import TableOptions
+from game.players import create_player
 from game.players.common import map_jobs
 
 #: The figures of one side in one smazzata, in the order printed.
@@ -106,17 +118,17 @@ class AuditStats:
     sides: int = 0
 
 
-_Task = tuple[int, int, str, str, TableOptions]
+_Task = tuple[int, int, str, str, TableOptions, PlayerFactory]
 
 
 def _audit_deal(task: _Task) -> dict[str, list[SideAudit]]:
-    deal, seed, a, b, options = task
+    deal, seed, a, b, options, make = task
     deal_seed = deal_seed_of(seed, deal)
     seats, units = units_of(options, deal_seed)
     found: dict[str, list[SideAudit]] = {}
     for types in schedule(None, a, b, seats, units):
         history: list[Event] = []
-        play_deal(deal_seed, types, options, deal_seed, history=history)
+        play_deal(deal_seed, types, options, deal_seed, make=make, history=history)
         scored = next(e for e in history if isinstance(e, BriscolaScored))
         for side in scored.sides:
             found.setdefault(types[side[0]], []).append(audit_history(history, side))
@@ -124,11 +136,13 @@ def _audit_deal(task: _Task) -> dict[str, list[SideAudit]]:
 
 
 def run_audit(
-    deals: int, seed: int, a: str, b: str, options: TableOptions, jobs: int = 1
+    deals: int, seed: int, a: str, b: str, options: TableOptions, jobs: int = 1,
+    make: PlayerFactory = create_player,
 ) -> dict[str, AuditStats]:
-    """Play the arena's deals and audit every side (see the module docstring)."""
+    """Play the arena's deals and audit every side (see the module docstring); ``make``
+    builds the players."""
     options = options.model_copy(update={"match_end": "hands:1"})
-    tasks: list[_Task] = [(deal, seed, a, b, options) for deal in range(deals)]
+    tasks: list[_Task] = [(deal, seed, a, b, options, make) for deal in range(deals)]
     stats: dict[str, AuditStats] = {}
     for found in map_jobs(_audit_deal, tasks, jobs):
         for kind, audits in found.items():
@@ -166,9 +180,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--b", default="esperto")
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--make", help="the players' factory, MODULE:FUNCTION")
     args = parser.parse_args(argv)
     options = TableOptions.model_validate({"game": "briscola", "players": args.players})
-    stats = run_audit(args.deals, args.seed, args.a, args.b, options, args.jobs)
+    make = factory(args.make) if args.make else create_player
+    stats = run_audit(args.deals, args.seed, args.a, args.b, options, args.jobs, make)
     print(
         f"audit: {args.a} vs {args.b}, plain Briscola with {args.players}; {args.deals} "
         f"deals, seed {args.seed}"

@@ -7,6 +7,7 @@ import pytest
 from game.audit import SideAudit, audit_history, main, run_audit
 from game.events import CardsDrawn, Event, StockLaid, TrickWon
 from game.options import TableOptions
+from game.players import Player, create_player
 
 
 def test_the_figures_of_a_known_history() -> None:
@@ -56,3 +57,25 @@ def test_a_run_accounts_for_every_card_point(
             assert x["trump_points"][deal] <= x["stock_points"][deal] + x["last_points"][deal]
     main(["--deals", "1", "--seed", "7", "--a", "heuristic", "--b", "random"])
     assert "own carichi lost (points)" in capsys.readouterr().out
+
+
+
+def stand_in(kind: str, seed: int) -> Player:
+    """A factory for ``--make``: ``stand-in`` is the rule-based player."""
+    return create_player("heuristic" if kind == "stand-in" else kind, seed)
+
+
+def test_the_players_come_from_the_factory_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--make MODULE:FUNCTION`` builds the players, as the arena's does: a name only
+    that factory knows is audited, and it plays as the player it stands for (the same
+    figures, deal by deal)."""
+    options = TableOptions.model_validate({"game": "briscola", "players": 2})
+    main(["--deals", "1", "--seed", "7", "--a", "stand-in", "--b", "random",
+          "--make", "tests.test_audit:stand_in"])
+    assert "stand-in" in capsys.readouterr().out
+    made = run_audit(3, 7, "stand-in", "random", options, make=stand_in)
+    plain = run_audit(3, 7, "heuristic", "random", options)
+    assert made["stand-in"].per_deal == plain["heuristic"].per_deal
+    assert made["random"].per_deal == plain["random"].per_deal
+    with pytest.raises(ValueError):
+        run_audit(1, 7, "stand-in", "random", options)  # (create_player's: unknown)
