@@ -3,7 +3,8 @@
 Everything else about the package is in pyproject.toml. ``game/players/policy.py`` (the
 rollout policy), ``sim.py`` (the rollouts' simulator), ``sampling.py`` and
 ``inference.py`` (the deals sampled and weighted), ``bidding.py`` and ``heuristic.py``
-(the hand model the inference reads the auction with), ``briscola.py`` and
+(the hand model the inference reads the auction with), ``game/tricks.py`` (who takes
+a trick, asked in every rollout), ``briscola.py`` and
 ``endgame.py`` (plain Briscola's rollouts and exact endgames), ``playmodel.py`` and
 ``opponent.py`` (two-player ``campione``'s opponent model) are compiled by mypyc into C
 extensions with the same behaviour (tests/test_players_compiled.py checks each compiled
@@ -31,6 +32,7 @@ COMPILED = [
     "game/players/playmodel.py",
     "game/players/opponent.py",
     "game/players/draws.py",
+    "game/tricks.py",
 ]
 MYPY_FLAGS = ["--follow-imports=silent", "--ignore-missing-imports"]
 
@@ -44,7 +46,7 @@ def compiled_extensions() -> list[Extension]:
         return []
     try:
         extensions = mypycify(
-            [*MYPY_FLAGS, *COMPILED], opt_level="3", group_name="game.players._compiled"
+            [*MYPY_FLAGS, *COMPILED], opt_level="3", group_name="game._compiled"
         )
     except (Exception, SystemExit) as error:  # mypyc refuses: the pure-Python module
         print(f"mypyc: not compiling ({error!r}); the package stays pure Python")

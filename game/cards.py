@@ -4,12 +4,16 @@ A card is a small ``int``: ``suit * 10 + rank_index`` where ``rank_index`` follo
 strength order of R2 (0 = Asso, the strongest, … 9 = 2, the weakest). Ints keep the hot
 paths (legal actions, trick winner) cheap; every public surface uses the short codes of
 R6 (``"Ad"``, ``"Cs"``, ``"2b"``) through :func:`card_code` and :func:`parse_card`.
+Who takes a trick is :mod:`game.tricks` (compiled with the computer players;
+:func:`trick_winner_index` is re-exported here).
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
 from typing import Final
+
+from game.tricks import trick_winner_index as trick_winner_index  # (R59: game.tricks)
 
 
 class Suit(IntEnum):
@@ -133,30 +137,3 @@ def hand_points(cards: list[Card] | tuple[Card, ...]) -> int:
 def sort_hand(cards: list[Card] | tuple[Card, ...]) -> list[Card]:
     """Display order: by suit, strongest first within a suit."""
     return sorted(cards)
-
-
-def _beats(card: Card, best: Card, trump: int | None) -> bool:
-    """R59: ``card`` takes the trick from ``best``: a stronger card of the same suit, or a
-    briscola on a card of another suit. A lower rank value is a stronger card (R2)."""
-    if card // 10 == best // 10:
-        return card % 10 < best % 10
-    return card // 10 == trump
-
-
-#: _BEATS[trump][best * 40 + card]: :func:`_beats` for every pair, trump 0-3 or None (4).
-_BEATS: tuple[tuple[bool, ...], ...] = tuple(
-    tuple(_beats(card, best, trump) for best in range(40) for card in range(40))
-    for trump in (0, 1, 2, 3, None)
-)
-
-
-def trick_winner_index(cards: list[Card] | tuple[Card, ...], trump: int | None) -> int:
-    """Index of the winning card of a trick (R59). ``trump`` is a suit or ``None``."""
-    beats = _BEATS[4 if trump is None else trump]
-    best = 0
-    best_card = cards[0]
-    for i in range(1, len(cards)):
-        card = cards[i]
-        if beats[best_card * 40 + card]:
-            best, best_card = i, card
-    return best

@@ -18,6 +18,7 @@ from functools import partial
 
 import pytest
 
+from game import tricks
 from game.cards import parse_card
 from game.engine import Game
 from game.options import TableOptions
@@ -345,6 +346,28 @@ def test_the_compiled_opponent_and_play_models_weigh_every_hand_as_their_source(
                 ) == playmodel.features(card, hand, trick, view.trump, unseen, stock, hand[0])
                 rows += 1
     assert weighed > 500 and rows > 500
+
+
+@needs_compiled
+def test_the_compiled_trick_winner_is_its_source() -> None:
+    """Who takes a trick (R59): the compiled ``beats`` of every pair of cards under every
+    trump (and none), and the compiled winner of random tricks of two to six cards, as
+    lists and tuples, equal their source's; ``game.cards`` re-exports the compiled one."""
+    from game import cards
+
+    source = pure(tricks)
+    assert is_compiled(tricks) and cards.trick_winner_index is tricks.trick_winner_index
+    for trump in (0, 1, 2, 3, None):
+        for best in range(40):
+            for card in range(40):
+                assert tricks.beats(card, best, trump) == source.beats(card, best, trump)
+    rng = random.Random(5)
+    for _ in range(5000):
+        trick = rng.sample(range(40), rng.randint(2, 6))
+        trump = rng.choice((0, 1, 2, 3, None))
+        winner = source.trick_winner_index(trick, trump)
+        assert tricks.trick_winner_index(trick, trump) == winner
+        assert tricks.trick_winner_index(tuple(trick), trump) == winner
 
 
 def test_a_compiled_module_is_not_older_than_its_source() -> None:

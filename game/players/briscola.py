@@ -23,10 +23,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
+from game.cards import CARD_POINTS, card_code, parse_card
 from game.players import draws, policy
 from game.players.endgame import LastMemo, last_tricks
 from game.players.policy import Weights
+from game.tricks import trick_winner_index
 from game.view import View
 
 #: Cost of spending a trump, by rank index (Asso … 2): strong trumps are worth keeping.

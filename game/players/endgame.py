@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from game.cards import CARD_POINTS, trick_winner_index
+from game.cards import CARD_POINTS
+from game.tricks import beats, trick_winner_index
 
 
 @dataclass
@@ -163,7 +164,7 @@ def last_tricks(lead: Sequence[int], follow: Sequence[int], trump: int, memo: La
         for answer in follow:
             rest_follow = [c for c in follow if c != answer]
             points = CARD_POINTS[card] + CARD_POINTS[answer]
-            if _beats(answer, card, trump):
+            if beats(answer, card, trump):
                 # the follower takes the trick and leads the rest
                 value = total - points - last_tricks(rest_follow, rest_lead, trump, memo)
             else:
@@ -253,7 +254,7 @@ class DrawSolver:
         my_card, their_card = (lead, follow) if i_led else (follow, lead)
         mine = tuple(c for c in mine if c != my_card)
         theirs = tuple(c for c in theirs if c != their_card)
-        i_win = i_led != _beats(follow, lead, self.trump)
+        i_win = i_led != beats(follow, lead, self.trump)
         if i_win:
             points += CARD_POINTS[lead] + CARD_POINTS[follow]
         if not hidden:
@@ -309,12 +310,6 @@ class DrawSolver:
             )
         self.memo[key] = result
         return result
-
-
-def _beats(card: int, best: int, trump: int) -> bool:
-    if card // 10 == best // 10:
-        return card % 10 < best % 10
-    return card // 10 == trump
 
 
 def brute_force(game: Endgame) -> int:

@@ -22,8 +22,9 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from game.cards import CARD_POINTS, trick_winner_index
+from game.cards import CARD_POINTS
 from game.players import briscola
+from game.tricks import trick_winner_index
 
 #: The features' names, in θ's order: leading first, then following.
 LEAD = (

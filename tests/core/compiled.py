@@ -21,14 +21,14 @@ import pytest
 
 from game.players import expert, heuristic, inference, sampling, search, sim
 
-#: The players' package in this source tree (absolute: a test may change directory).
-PACKAGE = Path(__file__).resolve().parent.parent.parent / "game" / "players"
+#: This source tree (absolute: a test may change directory).
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _compiled_by_setup() -> tuple[ModuleType, ...]:
     """The modules of setup.py's ``COMPILED`` list (read, not run: one list of what
     mypyc compiles, so that a module added there is checked here too)."""
-    tree = ast.parse((PACKAGE.parent.parent / "setup.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
     paths = next(ast.literal_eval(node.value) for node in tree.body
                  if isinstance(node, ast.Assign)
                  and any(isinstance(t, ast.Name) and t.id == "COMPILED" for t in node.targets))
@@ -44,11 +44,11 @@ def is_compiled(module: ModuleType) -> bool:
 
 
 def source_of(module: ModuleType) -> Path:
-    return PACKAGE / (module.__name__.rsplit(".", 1)[1] + ".py")
+    return ROOT / (module.__name__.replace(".", "/") + ".py")
 
 
 def extension_of(module: ModuleType) -> Path:
-    return PACKAGE / Path(module.__file__ or "").name
+    return source_of(module).parent / Path(module.__file__ or "").name
 
 
 needs_compiled = pytest.mark.skipif(
