@@ -98,8 +98,8 @@ PRIORITY_NAMES = tuple(p.name.lower() for p in Priority)
 #: the pace: the lag is the machine's (in the suite the steady pace's slot comes sooner).
 #: The other calls leave a whole call of Telegram's bucket of three unused: they may
 #: reach it an interval late. A bucket replayed from the chat's recent calls did this
-#: before: after a steady run it held the call for the pace, and in the last
-#: submission's CI the last card of the every-press browser test waited a second.
+#: before: after a steady run it held the call for the pace, and in a fresh-clone run
+#: of the suite the last card of the every-press browser test waited a second.
 ARRIVAL_JITTER = 0.1
 
 

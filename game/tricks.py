@@ -1,5 +1,5 @@
 """Who takes a trick (R59), on cards as small ints (``suit * 10 + rank``, a lower rank
-the stronger card: see :mod:`game.cards`, which re-exports these).
+the stronger card: see :mod:`game.cards`, which re-exports the winner).
 
 Its own module so that mypyc compiles it with the computer players (setup.py): the
 rollouts and the opponent models ask it millions of times a decision, and the engine

@@ -59,7 +59,6 @@ def test_a_run_accounts_for_every_card_point(
     assert "own carichi lost (points)" in capsys.readouterr().out
 
 
-
 def stand_in(kind: str, seed: int) -> Player:
     """A factory for ``--make``: ``stand-in`` is the rule-based player."""
     return create_player("heuristic" if kind == "stand-in" else kind, seed)
