@@ -460,6 +460,27 @@ class Serial:
         return map(func, tasks)
 
 
+def candidate_report(
+    stats: dict[str, TypeStats], a: str, b: str, options: TableOptions, seed: int
+) -> str:
+    """The candidate ``a``'s own score against ``b``, and with il morto (the seats in
+    play do not sum to zero) the difference of the two, paired by deal."""
+    mean, half = mean_ci(stats[a].per_deal) if a in stats else (0.0, 0.0)
+    lines = [
+        f"candidate {a}: {mean:+.3f} points per smazzata "
+        f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f}) against {b}"
+    ]
+    seats, units = units_of(options.model_copy(update={"match_end": "hands:1"}), seed)
+    if sum(len(unit) for unit in units) < seats:
+        mean, half = paired_difference(stats, a, b)
+        lines.append(
+            f"{a} minus {b}, paired by deal: {mean:+.3f} "
+            f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f}); il morto's seat is "
+            "nobody's, so the scores in play do not sum to zero"
+        )
+    return "\n".join(lines)
+
+
 def factory(spec: str) -> PlayerFactory:
     """The player factory named ``MODULE:FUNCTION`` (``--make``)."""
     module, _, name = spec.partition(":")
@@ -528,19 +549,7 @@ def main(argv: list[str] | None = None) -> None:
     if any(stats[kind].score_per_deal for kind in order if kind in stats):
         print(match_report(stats, order))
     if not mix_types:
-        mean, half = mean_ci(stats[args.a].per_deal) if args.a in stats else (0.0, 0.0)
-        print(
-            f"candidate {args.a}: {mean:+.3f} points per smazzata "
-            f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f}) against {args.b}"
-        )
-        if sum(len(unit) for unit in units) < seats:
-            # il morto: the seats in play do not sum to zero, so compare with the field
-            mean, half = paired_difference(stats, args.a, args.b)
-            print(
-                f"{args.a} minus {args.b}, paired by deal: {mean:+.3f} "
-                f"(95% CI {mean - half:+.3f} .. {mean + half:+.3f}); il morto's seat is "
-                "nobody's, so the scores in play do not sum to zero"
-            )
+        print(candidate_report(stats, args.a, args.b, options, args.seed))
     print(f"wall time {wall:.1f} s")
 
 

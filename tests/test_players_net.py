@@ -277,3 +277,21 @@ def test_a_plan_resumes_and_can_start_at_a_later_chunk_index(tmp_path: Path) -> 
 
 def test_every_action_has_a_policy_output() -> None:
     assert len(ACTIONS) == N_ACTIONS
+
+
+def test_two_weight_files_compared_in_il_morto(capsys: pytest.CaptureFixture[str]) -> None:
+    """``train.compare`` plays the two files in the arena and prints the arena's candidate
+    lines: the same weights on both sides score nothing against each other, and in il
+    morto (the seats in play do not sum to zero) the paired difference is printed too,
+    zero for one network against itself."""
+    from train.compare import main
+
+    weights = str(ROOT / "game/players/net_weights.npz")
+    main(["--a", weights, "--b", weights, "--deals", "1", "--seed", "3",
+          "--option", "players=4"])
+    out = capsys.readouterr().out
+    assert "a:net_weights minus b:net_weights, paired by deal: +0.000" in out
+    main(["--a", weights, "--b", weights, "--deals", "1", "--seed", "3"])
+    out = capsys.readouterr().out
+    assert "candidate a:net_weights: +0.000 points per smazzata" in out
+    assert "paired by deal" not in out

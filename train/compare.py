@@ -16,7 +16,7 @@ import argparse
 import functools
 from pathlib import Path
 
-from game.arena import mean_ci, paired_difference, report, run, units_of
+from game.arena import candidate_report, report, run
 from game.options import TableOptions
 from game.players import Player
 from game.players.net import NetPlayer, Network, load_network
@@ -42,15 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     stats = run(args.deals, args.seed, a, b, options=options, make=make)
     print(f"{a} vs {b}; {args.deals} deals, seed {args.seed}, options {args.option}")
     print(report(stats, [a, b]))
-    mean, half = mean_ci(stats[a].per_deal)
-    print(f"candidate {a}: {mean:+.3f} (95% CI {mean - half:+.3f} .. {mean + half:+.3f})")
-    seats, units = units_of(options.model_copy(update={"match_end": "hands:1"}), args.seed)
-    if sum(len(unit) for unit in units) < seats:
-        # il morto: the seats in play do not sum to zero (as game.arena prints it)
-        mean, half = paired_difference(stats, a, b)
-        low, high = mean - half, mean + half
-        print(f"{a} minus {b}, paired by deal: {mean:+.3f} (95% CI {low:+.3f} .. {high:+.3f})")
-
+    print(candidate_report(stats, a, b, options, args.seed))
 
 if __name__ == "__main__":
     main()
