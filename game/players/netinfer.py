@@ -41,10 +41,11 @@ import numpy as np
 import numpy.typing as npt
 
 from game.actions import PLAY
-from game.cards import CARD_POINTS, card_code, trick_winner_index
+from game.cards import CARD_POINTS, card_code
 from game.players.common import cards_of, mask_of
 from game.players.net import LAYOUT, Network, default_network, features, suit_order
 from game.players.opponent import DRAWS_2P
+from game.tricks import beats, trick_winner_index
 from game.view import View
 
 #: Cards each of two players holds while there is a stock.
@@ -145,7 +146,7 @@ def answer_view(view: View, led: int) -> View:
 
 def _wins(card: int, best: int, trump: int) -> bool:
     """Whether ``card`` takes a trick whose best card is ``best`` (-1: none yet)."""
-    return best < 0 or trick_winner_index((best, card), trump) == 1
+    return best < 0 or beats(card, best, trump)
 
 
 class NetOpponent:
