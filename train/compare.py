@@ -44,5 +44,6 @@ def main(argv: list[str] | None = None) -> None:
     print(report(stats, [a, b]))
     print(candidate_report(stats, a, b, options, args.seed))
 
+
 if __name__ == "__main__":
     main()

@@ -78,9 +78,9 @@ RESERVE = 2 << 20
 
 def reserve(disk: Path) -> Path:
     """The ballast file, made (with :data:`RESERVE` bytes) on the empty disk: filling it
-    later needs no new file. Twice in CI (about one run in ten) creating it once the bot
-    had run failed with ENOSPC; what had used the disk was not seen (locally the
-    database's files held 1.4 MB of the 16 MB then)."""
+    later needs no new file. Twice in fresh-clone CI runs, creating it once the bot had
+    run failed with ENOSPC; what had used the disk was not seen (locally the database's
+    files held 1.4 MB of the 16 MB then)."""
     ballast = disk / "ballast"
     ballast.write_bytes(b"\0" * RESERVE)
     return ballast
