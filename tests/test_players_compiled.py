@@ -204,11 +204,11 @@ def test_an_esperto_decision_is_the_same_compiled_or_not(monkeypatch: pytest.Mon
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players: int) -> None:
     """Plain Briscola: the sampled worlds, every card's rollout (the rule-based and the
-    policy's, with and without the exact last tricks) and the exact endgames' values of
-    the compiled ``briscola`` and ``endgame`` equal their sources', on every decision of
-    two rule-based games."""
+    policy's, with and without the exact last tricks of two and three players) and the
+    exact endgames' values of the compiled ``briscola`` and ``endgame`` equal their
+    sources', on every decision of two rule-based games."""
     source, source_endgame = pure(briscola), pure(endgame)
-    weights = champion.ROLLOUT_WEIGHTS if players == 2 else None
+    policy_weights = champion.ROLLOUT_WEIGHTS
     rng, source_rng = random.Random(5), random.Random(5)
     rollouts = solved = 0
     for view in views(["game=briscola", f"players={players}"], 2):
@@ -218,21 +218,26 @@ def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players
         hands, stock = briscola.sample_world(view, rng)
         assert source.sample_world(view, source_rng) == (hands, stock)
         for card in [parse_card(code[1:]) for code in view.legal]:
-            for memo, rollout_weights in (({}, weights), ({}, None), (None, None)):
-                if players != 2 and memo is not None:
-                    continue
+            for exact, rollout_weights in ((True, policy_weights), (True, None), (False, None)):
                 compiled_result = briscola.rollout(
-                    view, [list(h) for h in hands], list(stock), card, me, memo, rollout_weights
+                    view,
+                    [list(h) for h in hands],
+                    list(stock),
+                    card,
+                    me,
+                    {} if exact and players == 2 else None,
+                    rollout_weights,
+                    three={} if exact and players == 3 else None,
                 )
-                source_memo = {} if memo is not None else None
                 assert compiled_result == source.rollout(
                     view,
                     [list(h) for h in hands],
                     list(stock),
                     card,
                     me,
-                    source_memo,
+                    {} if exact and players == 2 else None,
                     rollout_weights,
+                    three={} if exact and players == 3 else None,
                 )
                 rollouts += 1
         if players == 2 and view.stock_count <= 4 and view.face_up is not None:

@@ -13,7 +13,14 @@ from game.arena import run
 from game.events import BriscolaScored
 from game.players import Player, create_player
 from game.players.champion import ChampionPlayer, exact_worlds, outcome
-from game.players.endgame import DrawSolver, Endgame, brute_force, card_values, solve
+from game.players.endgame import (
+    DrawSolver,
+    Endgame,
+    brute_force,
+    card_values,
+    last_tricks_three,
+    solve,
+)
 from tests.core.helpers import VARIANTS
 
 
@@ -112,6 +119,50 @@ def test_the_solver_equals_brute_force_with_four_players_and_a_longer_stock() ->
         values = card_values(endgame).values()
         to_move = endgame.side_of[endgame.leader] == endgame.side
         assert (max(values) if to_move else min(values)) == value
+
+
+def _engine_max_n(game: Game) -> tuple[int, ...]:
+    """Three players, through the real engine: the card points each seat ends with when
+    every seat plays for its own points, a tie broken against the other seat with more,
+    then for the card first in the deck's order."""
+    if game.scored_count:
+        scored = next(e for e in game.history if isinstance(e, BriscolaScored))
+        return tuple(scored.points[scored.sides.index((seat,))] for seat in range(3))
+    seat = game.current_seat()
+    assert seat is not None
+    best: tuple[int, ...] = ()
+    for action in sorted(game.legal_actions(seat), key=lambda a: a.card):
+        child = game.clone()
+        child.apply(seat, action)
+        value = _engine_max_n(child)
+        rival = max(value[(seat + 1) % 3], value[(seat + 2) % 3])
+        if not best or value[seat] > best[seat]:
+            best = value
+        elif value[seat] == best[seat] and rival < max(best[(seat + 1) % 3], best[(seat + 2) % 3]):
+            best = value
+    return best
+
+
+def test_three_player_last_tricks_equal_max_n_through_the_engine() -> None:
+    """At the first of three-player Briscola's last three tricks (the stock empty, every
+    hand known in a determinised world), each seat's points at the end equal a max-n
+    search through the engine, and the hands are left as they were."""
+    checked = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        game = Game.new(_options(3), rng)
+        while game.stock or game.trick:
+            seat = game.current_seat()
+            assert seat is not None
+            game.apply(seat, rng.choice(game.legal_actions(seat)))
+        assert game.trump is not None
+        hands = [list(h) for h in game.hands]
+        taken = (game.captured[0], game.captured[1], game.captured[2])
+        final = last_tricks_three(hands, game.leader, game.trump, taken, {})
+        assert hands == [list(h) for h in game.hands]
+        assert final == _engine_max_n(game)
+        checked += 1
+    assert checked == 40
 
 
 def test_exact_worlds_enumerate_the_last_draw() -> None:

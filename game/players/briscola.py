@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card
 from game.players import draws, policy
-from game.players.endgame import LastMemo, last_tricks
+from game.players.endgame import LastMemo, ThreeMemo, last_tricks, last_tricks_three
 from game.players.policy import Weights
 from game.tricks import trick_winner_index
 from game.view import View
@@ -147,8 +147,16 @@ def sample_world(view: View, rng: random.Random) -> tuple[list[list[int]], list[
 
 #: Every card of the deck as a mask (the unseen cards of a seat: this minus what it saw).
 _ALL = (1 << 40) - 1
-#: Two players: a seat's chance of being on each side (itself 1, the other 0).
-_SIDES_2P = ((1.0, 0.0), (0.0, 1.0))
+#: A seat's chance of being on each seat's side, by the table's size and the seat: itself
+#: 1 and, with four players, its partner across the table (R98) 1, the others 0.
+_SIDES = {
+    n: tuple(
+        tuple(1.0 if other == seat or (n == 4 and other == (seat + 2) % 4) else 0.0 for other in range(n))
+        for seat in range(n)
+    )
+    for n in (2, 3, 4)
+}
+_NO_VOIDS = {n: (0,) * n for n in (2, 3, 4)}
 
 
 def policy_card(
@@ -161,11 +169,12 @@ def policy_card(
     tricks_left: int,
     weights: Weights,
 ) -> int:
-    """Two players: the card of :func:`game.players.policy.choose_card` (the chiamata
-    players' policy, which counts the unseen cards to judge who takes a trick) for
-    ``seat``, from what that seat knows: its hand, the cards ``seen`` (played, and the
-    face-up card while it is under the stock) and the hand sizes."""
+    """The card of :func:`game.players.policy.choose_card` (the chiamata players'
+    policy, which counts the unseen cards to judge who takes a trick) for ``seat``, from
+    what that seat knows: its hand, the cards ``seen`` (played, and the face-up card while
+    it is under the stock), the hand sizes and, with four players, its partner."""
     hand = hands[seat]
+    n = len(hands)
     own = 0
     for card in hand:
         own |= 1 << card
@@ -175,14 +184,14 @@ def policy_card(
         trick,
         leader,
         trump,
-        _SIDES_2P[seat],
+        _SIDES[n][seat],
         _ALL & ~(own | seen),
-        (0, 0),
-        (len(hands[0]), len(hands[1])),
+        _NO_VOIDS[n],
+        [len(h) for h in hands],
         False,
         tricks_left,
         -1,
-        2,
+        n,
         None,
         weights,
     )
@@ -197,14 +206,17 @@ def rollout(
     memo: LastMemo | None = None,
     weights: Weights | None = None,
     reply: int = -1,
+    three: ThreeMemo | None = None,
 ) -> tuple[int, int]:
     """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
     (my side's card points, the most points of any other side). With ``memo`` (two
     players only) the tricks after the last draw, where both hands are known, are
     played exactly (:func:`game.players.endgame.last_tricks`) instead. With
-    ``weights`` (two players only) every seat plays :func:`policy_card` instead of the
+    ``weights`` every seat plays :func:`policy_card` instead of the
     heuristic. ``reply`` (two players, ``me`` leading; -1: none): the other seat's card
-    in this trick, played instead of its policy's."""
+    in this trick, played instead of its policy's. With ``three`` (three players only)
+    the tricks after the last draw are played as every seat taking the most for itself
+    (:func:`game.players.endgame.last_tricks_three`)."""
     n = view.players
     trump = view.trump
     assert trump is not None
@@ -257,6 +269,12 @@ def rollout(
             points[side_of[leader]] += taken
             points[side_of[1 - leader]] += rest - taken
             break
+        elif three is not None and hands[leader]:
+            so_far = (points[side_of[0]], points[side_of[1]], points[side_of[2]])
+            final = last_tricks_three(hands, leader, trump, so_far, three)
+            for k in range(3):
+                points[side_of[k]] = final[k]
+            break
         if not hands[leader]:
             break
     mine = points[side_of[me]]
@@ -281,8 +299,8 @@ def search_code(
     answers: Answers | None = None,
 ) -> str:
     """The legal card with the best average outcome over ``worlds`` sampled deals (or
-    over ``deals``, each with its multiplicity). With ``exact_end`` and two players,
-    rollouts end with the exact last tricks; with ``weights`` (two players) they are
+    over ``deals``, each with its multiplicity). With ``exact_end`` and two or three
+    players, rollouts end with the exact last tricks; with ``weights`` they are
     played by :func:`policy_card`. With ``answers`` (two players, leading) a card's
     value in a deal is the average over the other seat's answers, by their chances."""
     me = view.seat
@@ -293,13 +311,14 @@ def search_code(
     totals = [0.0] * len(legal)
     majority = view.players != 3
     memo: LastMemo | None = {} if exact_end and view.players == 2 else None
+    three: ThreeMemo | None = {} if exact_end and view.players == 3 else None
     if deals is None:
         deals = [(sample_world(view, rng), 1) for _ in range(worlds)]
     for (hands, stock), count in deals:
         for i, card in enumerate(legal):
             if answers is None:
                 mine, others = rollout(
-                    view, [list(h) for h in hands], list(stock), card, me, memo, weights
+                    view, [list(h) for h in hands], list(stock), card, me, memo, weights, -1, three
                 )
                 totals[i] += count * rollout_value(mine, others, majority)
                 continue

@@ -413,6 +413,11 @@ NET_INFERENCE = True
 #: Two players, leading: the network's answer mixed into the opponent's answers
 #: (:func:`_answers`). Off: built, not yet measured in play (``docs/strongest.md``).
 NET_ANSWERS = False
+#: Three players: campione's own search (``WORLDS`` deals, the rollouts ending with the
+#: exact last tricks, :func:`game.players.endgame.last_tricks_three`), not esperto's.
+THREE_SEARCH = False
+#: Four players: the rollouts' policy (None: the rule-based one, esperto's).
+FOUR_WEIGHTS: Weights | None = None
 
 
 def _answers(
@@ -605,6 +610,8 @@ class ChampionPlayer(ExpertPlayer):
         net_share: float | None = None,
         net_depth: int = NET_DEPTH,
         net_answers: bool = NET_ANSWERS,
+        three: bool = THREE_SEARCH,
+        four_weights: Weights | None = FOUR_WEIGHTS,
         **expert: Any,
     ) -> None:
         super().__init__(seed, max_seconds=max_seconds, name=name, **expert)
@@ -637,9 +644,13 @@ class ChampionPlayer(ExpertPlayer):
         self.net_depth = net_depth
         #: two players, leading: the network's answer beside the opponent model's
         self.net_answers = net_answers
+        #: three players: its own search (else esperto's)
+        self.three = three
+        #: four players: the rollout policy's weights (None: the rule-based one)
+        self.four_weights = four_weights
 
     def choose(self, view: View) -> Action:
-        if view.game != "briscola" or view.players == 3 or len(view.legal) <= 1:
+        if view.game != "briscola" or (view.players == 3 and not self.three) or len(view.legal) <= 1:
             return super().choose(view)
         rng = decision_rng(self.seed, view.smazzata, view.version, view.seat or 0)
         if self._exact_applies(view):
@@ -660,7 +671,13 @@ class ChampionPlayer(ExpertPlayer):
                     answers = _answers(view, model)
                 else:
                     answers = _answers(view, model, net, self.net_share, deals)
-        weights = self.rollout_weights if view.players == 2 else None
+        weights = (
+            self.rollout_weights
+            if view.players == 2
+            else self.four_weights
+            if view.players == 4
+            else None
+        )
         return parse_action(
             briscola.search_code(
                 view,

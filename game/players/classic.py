@@ -7,32 +7,44 @@
 network's kind of opponent in its inference (``net_share`` 0: ``campione`` before issue
 49); ``campione-rete`` reads it (``NET_SHARE``: today's ``campione``,
 :data:`game.players.champion.NET_INFERENCE` being on); ``campione-risposte`` is
-``campione-rete`` with the network's answers to a lead too (``net_answers``); every other
-name is :func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
+``campione-rete`` with the network's answers to a lead too (``net_answers``);
+``campione-tre`` searches three-player Briscola itself (``three``) and
+``campione-quattro`` rolls out four-player Briscola with the policy (``four_weights``)
+whether or not ``campione`` does; every other name is
+:func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
 the changes (``docs/strongest.md``).
 """
 
 from __future__ import annotations
 
 from game.players import Player, create_player
-from game.players.champion import NET_SHARE, ChampionPlayer
+from game.players.champion import NET_SHARE, ROLLOUT_WEIGHTS, ChampionPlayer
 
 CLASSIC = "campione-classico"
 #: campione with the network's kind of opponent in its inference
 NETWORK = "campione-rete"
 #: ... and with the network's answers to a lead too (``net_answers``)
 ANSWERS = "campione-risposte"
+#: campione with its own search in three-player Briscola
+THREE = "campione-tre"
+#: campione with the policy's rollouts in four-player Briscola
+FOUR = "campione-quattro"
 
 
 def make_player(kind: str, seed: int) -> Player:
-    """``create_player``'s players, ``CLASSIC``, ``NETWORK`` and ``ANSWERS``."""
+    """``create_player``'s players, ``CLASSIC``, ``NETWORK``, ``ANSWERS``, ``THREE`` and
+    ``FOUR``."""
     if kind == CLASSIC:
         return ChampionPlayer(seed, name=CLASSIC, net_share=0.0)
     if kind == NETWORK:
         return ChampionPlayer(seed, name=NETWORK, net_share=NET_SHARE)
     if kind == ANSWERS:
         return ChampionPlayer(seed, name=ANSWERS, net_share=NET_SHARE, net_answers=True)
+    if kind == THREE:
+        return ChampionPlayer(seed, name=THREE, three=True)
+    if kind == FOUR:
+        return ChampionPlayer(seed, name=FOUR, four_weights=ROLLOUT_WEIGHTS)
     return create_player(kind, seed)
 
 
-__all__ = ["ANSWERS", "CLASSIC", "NETWORK", "make_player"]
+__all__ = ["ANSWERS", "CLASSIC", "FOUR", "NETWORK", "THREE", "make_player"]

@@ -179,6 +179,81 @@ def last_tricks(lead: Sequence[int], follow: Sequence[int], trump: int, memo: La
     return best
 
 
+#: ``last_tricks_three``'s memo: (trump, leader, the three hands, the points so far) ->
+#: each seat's points at the end
+ThreeMemo = dict[
+    tuple[int, int, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, int, int]],
+    tuple[int, int, int],
+]
+
+
+def last_tricks_three(
+    hands: list[list[int]],
+    leader: int,
+    trump: int,
+    taken: tuple[int, int, int],
+    memo: ThreeMemo,
+) -> tuple[int, int, int]:
+    """Three players, the stock empty, no card on the table, every hand known: the card
+    points each seat ends the smazzata with, from ``taken`` so far, when every seat plays
+    for its own points (max-n: each card chosen to end with the most for its seat, a tie
+    broken against the other seat that ends with more, then for the card first in the
+    deck's order). ``hands`` is left as given."""
+    if not hands[leader]:
+        return taken
+    key = (
+        trump,
+        leader,
+        tuple(sorted(hands[0])),
+        tuple(sorted(hands[1])),
+        tuple(sorted(hands[2])),
+        taken,
+    )
+    known = memo.get(key)
+    if known is not None:
+        return known
+    result = _three_trick(hands, leader, [], trump, taken, memo)
+    memo[key] = result
+    return result
+
+
+def _three_trick(
+    hands: list[list[int]],
+    leader: int,
+    trick: list[int],
+    trump: int,
+    taken: tuple[int, int, int],
+    memo: ThreeMemo,
+) -> tuple[int, int, int]:
+    if len(trick) == 3:
+        winner = (leader + trick_winner_index(trick, trump)) % 3
+        points = CARD_POINTS[trick[0]] + CARD_POINTS[trick[1]] + CARD_POINTS[trick[2]]
+        if winner == 0:
+            after = (taken[0] + points, taken[1], taken[2])
+        elif winner == 1:
+            after = (taken[0], taken[1] + points, taken[2])
+        else:
+            after = (taken[0], taken[1], taken[2] + points)
+        return last_tricks_three(hands, winner, trump, after, memo)
+    seat = (leader + len(trick)) % 3
+    hand = hands[seat]
+    best = taken
+    best_own = -1
+    best_rival = 0
+    for card in sorted(hand):
+        index = hand.index(card)
+        hand.pop(index)
+        trick.append(card)
+        value = _three_trick(hands, leader, trick, trump, taken, memo)
+        trick.pop()
+        hand.insert(index, card)
+        own = value[seat]
+        rival = max(value[(seat + 1) % 3], value[(seat + 2) % 3])
+        if own > best_own or (own == best_own and rival < best_rival):
+            best, best_own, best_rival = value, own, rival
+    return best
+
+
 #: ``DrawSolver``'s memo: (my hand, the opponent's, the hidden stock cards, whether I
 #: lead, my points so far) -> the expected outcome
 DrawMemo = dict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool, int], float]
