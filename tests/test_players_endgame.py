@@ -131,15 +131,14 @@ def _engine_max_n(game: Game) -> tuple[int, ...]:
     seat = game.current_seat()
     assert seat is not None
     best: tuple[int, ...] = ()
+    best_key = (-1, 0)
     for action in sorted(game.legal_actions(seat), key=lambda a: a.card):
         child = game.clone()
         child.apply(seat, action)
         value = _engine_max_n(child)
-        rival = max(value[(seat + 1) % 3], value[(seat + 2) % 3])
-        if not best or value[seat] > best[seat]:
-            best = value
-        elif value[seat] == best[seat] and rival < max(best[(seat + 1) % 3], best[(seat + 2) % 3]):
-            best = value
+        key = (value[seat], -max(value[(seat + 1) % 3], value[(seat + 2) % 3]))
+        if key > best_key:
+            best, best_key = value, key
     return best
 
 

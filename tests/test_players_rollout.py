@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
+import pytest
+
 from game import Game, TableOptions
 from game.actions import PlayCard
 from game.cards import CARD_POINTS, card_code, parse_card, trick_winner_index
@@ -15,17 +17,22 @@ from game.players.endgame import last_tricks
 from game.view import View
 
 
-def _options() -> TableOptions:
+def _options(players: int = 2) -> TableOptions:
     return TableOptions.model_validate(
-        {"game": "briscola", "players": 2, "match_end": "hands:1", "briscola_match": "wins:1"}
+        {
+            "game": "briscola",
+            "players": players,
+            "match_end": "hands:1",
+            "briscola_match": "wins:1",
+        }
     )
 
 
-def _position(seed: int) -> Game:
-    """A two-player game of random legal plays stopped at a random card with cards
-    still under the stock."""
+def _position(seed: int, players: int = 2) -> Game:
+    """A game of random legal plays stopped at a random card (with two players, with
+    cards still under the stock)."""
     rng = random.Random(seed)
-    game = Game.new(_options(), rng)
+    game = Game.new(_options(players), rng)
     stop = rng.randint(0, 30)
     for _ in range(stop):
         seat = game.current_seat()
@@ -34,10 +41,10 @@ def _position(seed: int) -> Game:
     return game
 
 
-def _positions(count: int) -> Iterator[tuple[int, Game, int, View]]:
+def _positions(count: int, players: int = 2) -> Iterator[tuple[int, Game, int, View]]:
     """``count`` random positions: seed, game, the seat to play and its view."""
     for seed in range(count):
-        game = _position(seed)
+        game = _position(seed, players)
         seat = game.current_seat()
         assert seat is not None
         yield seed, game, seat, game.view(seat)
@@ -58,25 +65,27 @@ def _policy(view: View, hands: list[list[int]]) -> int:
     assert view.seat is not None and view.trump is not None
     trick = [c for _, c in view.current_trick]
     return briscola.policy_card(
-        hands, view.seat, trick, view.leader, view.trump, _seen(view), 20 - len(view.tricks),
-        ROLLOUT_WEIGHTS,
+        hands, view.seat, trick, view.leader, view.trump, _seen(view),
+        40 // view.players - len(view.tricks), ROLLOUT_WEIGHTS,
     )  # fmt: skip
 
 
 def _from_view(view: View) -> int:
     """The policy's card computed from the seat's view alone."""
     assert view.seat is not None
-    hands: list[list[int]] = [[], []]
+    # the other hands are never looked at, only their sizes
+    hands = [[-1] * size for size in view.hand_sizes]
     hands[view.seat] = list(view.hand)
-    hands[1 - view.seat] = [-1] * view.hand_sizes[1 - view.seat]  # never looked at
     return _policy(view, hands)
 
 
-def test_a_policy_rollout_plays_what_each_seat_would_from_its_own_view() -> None:
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_policy_rollout_plays_what_each_seat_would_from_its_own_view(players: int) -> None:
     """The rollout through the engine, every card chosen from that seat's view (its
-    hand, what it saw, the sizes): the same card points as the rollout's own loop."""
+    hand, what it saw, the sizes; with four players, who the partner is): the same card
+    points as the rollout's own loop."""
     checked = 0
-    for seed, game, me, view in _positions(40):
+    for seed, game, me, view in _positions(40, players):
         first = parse_card(view.legal[seed % len(view.legal)][1:])
         expected = briscola.rollout(
             view,
@@ -97,8 +106,9 @@ def test_a_policy_rollout_plays_what_each_seat_would_from_its_own_view() -> None
             assert "c" + card_code(card) in seat_view.legal
             replay.apply(seat, PlayCard(card))
         scored = next(e for e in replay.history if isinstance(e, BriscolaScored))
-        mine = scored.points[[me in side for side in scored.sides].index(True)]
-        assert expected == (mine, 120 - mine)
+        index = [me in side for side in scored.sides].index(True)
+        others = max(p for i, p in enumerate(scored.points) if i != index)
+        assert expected == (scored.points[index], others)
         checked += 1
     assert checked == 40
 
@@ -137,17 +147,40 @@ def test_a_rollout_given_the_answer_to_a_lead_plays_it_then_the_policy() -> None
     assert checked >= 15
 
 
-def test_the_policy_never_looks_at_the_other_hand() -> None:
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_policy_never_looks_at_the_other_hands(players: int) -> None:
+    """The policy's card is the same with every other hand dealt again from the cards
+    the seat has not seen (the partner's too: before the last draw it is not seen)."""
     rng = random.Random(3)
-    for _seed, game, me, view in _positions(60):
+    for _seed, game, me, view in _positions(60, players):
         real = [list(h) for h in game.hands]
         card = _policy(view, real)
         assert card in view.hand
-        other = [list(h) for h in real]
         pool = [c for c in range(40) if c not in view.hand and not _seen(view) >> c & 1]
-        other[1 - me] = rng.sample(pool, len(real[1 - me]))
+        rng.shuffle(pool)
+        other = [list(h) for h in real]
+        for seat in range(players):
+            if seat != me:
+                other[seat], pool = pool[: len(real[seat])], pool[len(real[seat]) :]
         assert card == _from_view(view)
         assert card == _policy(view, other)
+
+
+def test_the_policy_loads_a_carico_on_its_partner_only() -> None:
+    """Last to play, an Asso in hand: with four players it loads it on the trick its
+    partner takes (seats 1 and 3 are partners, R98), not on one an opponent takes; with
+    three players the seat that takes it is an opponent."""
+    seen = 1 << 9 | 1 << 30 | 1 << 8  # 2 of coppe, Asso of the trump, 4 of coppe
+    asso, twos = 10, [19, 29]
+
+    def card(trick: list[int], players: int) -> int:
+        hands: list[list[int]] = [[-1] * 2 for _ in range(players)]
+        hands[players - 1] = [asso, *twos]
+        return briscola.policy_card(hands, players - 1, trick, 0, 3, seen, 8, ROLLOUT_WEIGHTS)
+
+    assert card([9, 30, 8], 4) == asso  # seat 1, the partner, took it with the trump Asso
+    assert card([9, 8, 30], 4) in twos  # seat 2, an opponent, took it
+    assert card([9, 30], 3) in twos
 
 
 def _duel(deck: list[int], policy_seat: int) -> int:

@@ -151,7 +151,10 @@ _ALL = (1 << 40) - 1
 #: 1 and, with four players, its partner across the table (R98) 1, the others 0.
 _SIDES = {
     n: tuple(
-        tuple(1.0 if other == seat or (n == 4 and other == (seat + 2) % 4) else 0.0 for other in range(n))
+        tuple(
+            1.0 if other == seat or (n == 4 and other == (seat + 2) % 4) else 0.0
+            for other in range(n)
+        )
         for seat in range(n)
     )
     for n in (2, 3, 4)

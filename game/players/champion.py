@@ -650,7 +650,8 @@ class ChampionPlayer(ExpertPlayer):
         self.four_weights = four_weights
 
     def choose(self, view: View) -> Action:
-        if view.game != "briscola" or (view.players == 3 and not self.three) or len(view.legal) <= 1:
+        esperto = view.game != "briscola" or (view.players == 3 and not self.three)
+        if esperto or len(view.legal) <= 1:
             return super().choose(view)
         rng = decision_rng(self.seed, view.smazzata, view.version, view.seat or 0)
         if self._exact_applies(view):
