@@ -257,18 +257,36 @@ def test_campione_is_offered_and_takes_every_point_at_the_end() -> None:
         assert values[choice.card] == max(values.values())
 
 
-def test_campione_plays_chiamata_and_three_player_briscola_as_esperto() -> None:
+def test_campione_plays_chiamata_as_esperto() -> None:
     from game.players.expert import ExpertPlayer
     from tests.core.helpers import heuristic_play_views
 
-    views = heuristic_play_views(range(3), limit=6)
-    game = Game.new(_options(3), random.Random(4))
-    seat = game.current_seat()
-    assert seat is not None
-    views.append(game.view(seat))
-    for view in views:
+    for view in heuristic_play_views(range(3), limit=6):
         champion = ChampionPlayer(9, budget=2_000).choose(view)
         assert champion == ExpertPlayer(9, budget=2_000).choose(view)
+
+
+def test_campione_searches_three_player_briscola_itself() -> None:
+    """Three players: campione's own search (``THREE_SEARCH``) plays legally and the
+    same on a second ask, and not always esperto's card; without it, esperto's card."""
+    from game.players.expert import ExpertPlayer
+
+    differ = 0
+    for seed in range(12):
+        game = _random_position(seed, 3, 12)
+        seat = game.current_seat()
+        if seat is None or game.scored_count:
+            continue
+        view = game.view(seat)
+        if len(view.legal) < 2:
+            continue
+        action = ChampionPlayer(seed, worlds=60).choose(view)
+        assert action.code in view.legal
+        assert ChampionPlayer(seed, worlds=60).choose(view) == action
+        esperto = ExpertPlayer(seed).choose(view)
+        assert ChampionPlayer(seed, three=False).choose(view) == esperto
+        differ += action != esperto
+    assert differ >= 1
 
 
 def test_the_opponent_model_places_the_hidden_cards_better_than_chance() -> None:

@@ -183,3 +183,52 @@ def test_a_briscola_rollout_ends_as_the_engine_does(players: int, seed: int, pla
     side = next(i for i, s in enumerate(scored.sides) if me in s)
     assert mine == scored.points[side]
     assert others == max(p for i, p in enumerate(scored.points) if i != side)
+
+
+def _engine_caller_points(game: Game) -> int:
+    """Minimax through the engine: the caller side's card points at the end, the
+    chiamante and the socio taking the most, the others the least."""
+    if game.is_over() or game.scored_count:
+        scored = next(e for e in game.history if isinstance(e, SmazzataScored))
+        return scored.caller_points
+    seat = game.current_seat()
+    assert seat is not None
+    values = []
+    for action in game.legal_actions(seat):
+        child = game.clone()
+        child.apply(seat, action)
+        values.append(_engine_caller_points(child))
+    return max(values) if seat in (game.chiamante, game.socio) else min(values)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    players=st.sampled_from([5, 6]),
+    seed=st.integers(0, 2**32 - 1),
+    follow_suit=st.booleans(),
+)
+def test_a_rollout_s_exact_last_tricks_are_minimax_through_the_engine(
+    players: int, seed: int, follow_suit: bool
+) -> None:
+    """With ``exact`` 2, a rollout from the start of the last two tricks ends with the
+    caller side's points of a minimax through the engine (every hand known). Where a
+    card can be forced (following suit) it plays the policy's cards, as with 0."""
+    options = TableOptions.model_validate(
+        {"players": players, "match_end": "hands:1", "follow_suit": follow_suit}
+    )
+    plays = (40 if players == 5 else 36) - 2 * players
+    game = _in_play(options, seed, plays)
+    if game is None:
+        return
+    me = game.current_seat()
+    assert me is not None
+    world = Sampler(game.view(me)).world_of(_true_deal(game))
+    policy = world.copy()
+    world.exact = 2
+    world.rollout()
+    assert world.is_over() and not any(world.hands)
+    if follow_suit or game.contract == "carichi":
+        policy.rollout()
+        assert world.captured == policy.captured
+    else:
+        assert world.caller_points() == _engine_caller_points(game)

@@ -145,6 +145,7 @@ class ExpertPlayer(SearchPlayer):
         own_weights: Weights = TUNED_WEIGHTS,
         bid_candidates: int = BID_CANDIDATES,
         auction_worlds: int | None = None,
+        exact_tricks: int = 0,
     ) -> None:
         super().__init__(
             seed,
@@ -155,6 +156,7 @@ class ExpertPlayer(SearchPlayer):
             briscola_worlds=60,
             name=name,
             own_weights=own_weights,
+            exact_tricks=exact_tricks,
         )
         self.candidates = candidates
         self.shift = shift

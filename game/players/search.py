@@ -88,6 +88,7 @@ class SearchPlayer:
         briscola_worlds: int = 40,
         weights: Weights = DEFAULT_WEIGHTS,
         own_weights: Weights | None = None,
+        exact_tricks: int = 0,
     ) -> None:
         self.seed = seed
         self.budget = budget
@@ -106,6 +107,8 @@ class SearchPlayer:
         self.weights = weights
         #: the weights of this seat's own later moves in its rollouts (default: ``weights``)
         self.own_weights = own_weights or weights
+        #: chiamata's play: the rollouts' last tricks played exactly (``World.exact``)
+        self.exact_tricks = exact_tricks
         self._heuristic = HeuristicPlayer(seed, margin=margin, weights=weights)
         #: Worlds used by the last decision (for tests and diagnostics).
         self.last_worlds = 0
@@ -188,6 +191,7 @@ class SearchPlayer:
             world = sampler.world_of(deal)
             world.weights = self.weights
             world.own, world.own_weights = me, self.own_weights
+            world.exact = self.exact_tricks
             for i, card in enumerate(cards):
                 trial = world.copy()
                 trial.play(card)

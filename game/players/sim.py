@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from game.cards import CARD_POINTS
 from game.players.common import ALL_MASK
+from game.players.endgame import Endgame, solve
 from game.players.policy import DEFAULT_WEIGHTS, Weights, choose_card
 from game.scoring import bid_multiplier
 
@@ -36,6 +37,7 @@ class World:
         "captured",
         "carichi",
         "chiamante",
+        "exact",
         "follow",
         "hands",
         "in_mano",
@@ -122,6 +124,8 @@ class World:
         #: il morto's seat (-1: none); its hand is in deal order, and it plays the first
         #: card of it (R90), exempt from following suit
         self.morto = -1 if morto is None else morto
+        #: a rollout plays the last this many tricks exactly (:meth:`rollout`; 0: none)
+        self.exact = 0
 
     def copy(self) -> World:
         """An independent copy (the lists that play changes are copied; the rest, the
@@ -160,6 +164,7 @@ class World:
         other.own_weights = self.own_weights
         other.pp_cache = self.pp_cache
         other.morto = self.morto
+        other.exact = self.exact
         return other
 
     # ------------------------------------------------------------------ rules
@@ -277,9 +282,38 @@ class World:
         )
 
     def rollout(self) -> None:
-        """Play to the end with the heuristic policy for every seat."""
+        """Play to the end with the heuristic policy for every seat; with ``exact``, the
+        last ``exact`` tricks (from the first of them with no card on the table) as the
+        two sides' best play for their card points (:func:`game.players.endgame.solve`:
+        every hand known, as a strong player nearly knows them by then), where no seat's
+        card is forced (no following suit, no il morto) and there is a trump."""
+        exact = self.exact
+        solvable = exact > 0 and not self.follow and self.morto < 0 and self.trump is not None
         while self.trick_no < self.tricks_total:
+            if solvable and not self.trick and self.tricks_total - self.trick_no <= exact:
+                self._solve_rest()
+                return
             self.play(self.policy_card())
+
+    def _solve_rest(self) -> None:
+        """The rest of the smazzata, from a trick's start, by exact play (:meth:`rollout`);
+        the caller side's points go to the chiamante, the rest to another seat (only
+        :meth:`caller_points` reads them)."""
+        trump = self.trump
+        assert trump is not None
+        chiamante, socio = self.chiamante, self.socio
+        side_of = [1 if s == chiamante or s == socio else 0 for s in range(self.n)]
+        game = Endgame([list(h) for h in self.hands], [], self.leader, [], trump, side_of, 1)
+        taken = solve(game)
+        self.captured[chiamante] += taken
+        other = next(s for s in range(self.n) if side_of[s] == 0)
+        self.captured[other] += game.remaining() - taken
+        for seat in range(self.n):
+            for card in self.hands[seat]:
+                self.played |= 1 << card
+            self.hands[seat] = []
+            self.masks[seat] = 0
+        self.trick_no = self.tricks_total
 
     # ------------------------------------------------------------------ outcome
 
