@@ -97,6 +97,7 @@ from game.arena import (
     PlayerFactory,
     Serial,
     deal_seed_of,
+    factory,
     mean_ci,
     seat_seed,
     units_of,
@@ -616,11 +617,18 @@ def main(argv: list[str] | None = None) -> None:
         help="comma-separated figures of deals 0..k-1 from an earlier run (its --per-deal "
         "lines): play on from deal k and check the rule on them all",
     )
+    parser.add_argument(
+        "--make",
+        default="",
+        help="MODULE:FUNCTION that makes the players of a type name and a seed "
+        "(default: game.players.create_player), as the arena's --make",
+    )
     args = parser.parse_args(argv)
     options = TableOptions.model_validate(parse_options(args.option))
+    make = factory(args.make) if args.make else create_player
     for kind in (args.a, args.b, args.continuation):
         if kind is not None:
-            create_player(kind, 0)  # fail early on an unknown type
+            make(kind, 0)  # fail early on an unknown type
     rule = _parse_rule(args)
     mode = f"continuation {args.continuation}" if args.continuation else "exact"
     print(
@@ -637,6 +645,7 @@ def main(argv: list[str] | None = None) -> None:
         args.continuation,
         args.jobs,
         args.progress,
+        make,
         echo=lambda line: print(line, flush=True),
         prior=[float(x) for x in args.prior.split(",") if x.strip()],
         per_deal=args.per_deal,

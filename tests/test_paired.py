@@ -223,3 +223,24 @@ def test_a_run_continued_from_its_prior_figures_is_the_same_run() -> None:
     # a prior that already meets the rule plays nothing more
     done = paired.run(6, "random", "normale", paired.FixedWidth(None, 2, 2), FIVE, prior=prior)
     assert done.results == [] and done.verdict == paired.Verdict("max", 2)
+
+
+def stand_in(kind: str, seed: int) -> Player:
+    """A factory for ``--make``: ``stand-in`` is the rule-based player."""
+    return create_player("normale" if kind == "stand-in" else kind, seed)
+
+
+def test_the_players_come_from_the_factory_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--make MODULE:FUNCTION`` builds the players, as the arena's does: a name only
+    that factory knows is compared, and it plays as the player it stands for."""
+    argv = "--b random --seed 3 --max-deals 2 --min-deals 2 --per-deal"
+    paired.main(shlex.split(f"--a stand-in {argv} --make tests.test_paired:stand_in"))
+    made = capsys.readouterr().out
+    paired.main(shlex.split(f"--a normale {argv}"))
+    plain = capsys.readouterr().out
+    assert "stand-in vs random: 2 deals" in made
+    deals = [line for line in made.splitlines() if line.startswith("deal ")]
+    assert len(deals) == 2
+    assert deals == [line for line in plain.splitlines() if line.startswith("deal ")]
+    with pytest.raises(ValueError):
+        paired.main(shlex.split(f"--a stand-in {argv}"))  # create_player's: unknown

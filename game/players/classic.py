@@ -10,7 +10,8 @@ network's kind of opponent in its inference (``net_share`` 0: ``campione`` befor
 ``campione-rete`` with the network's answers to a lead too (``net_answers``);
 ``campione-tre`` searches three-player Briscola itself (``three``) and
 ``campione-quattro`` rolls out four-player Briscola with the policy (``four_weights``)
-whether or not ``campione`` does; every other name is
+and ``campione-ultime`` plays chiamata's rollouts' last two tricks exactly
+(``exact_tricks``), whether or not ``campione`` does; every other name is
 :func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
 the changes (``docs/strongest.md``).
 """
@@ -29,11 +30,13 @@ ANSWERS = "campione-risposte"
 THREE = "campione-tre"
 #: campione with the policy's rollouts in four-player Briscola
 FOUR = "campione-quattro"
+#: campione with chiamata's rollouts' last two tricks played exactly
+LAST = "campione-ultime"
 
 
 def make_player(kind: str, seed: int) -> Player:
-    """``create_player``'s players, ``CLASSIC``, ``NETWORK``, ``ANSWERS``, ``THREE`` and
-    ``FOUR``."""
+    """``create_player``'s players, ``CLASSIC``, ``NETWORK``, ``ANSWERS``, ``THREE``,
+    ``FOUR`` and ``LAST``."""
     if kind == CLASSIC:
         return ChampionPlayer(seed, name=CLASSIC, net_share=0.0)
     if kind == NETWORK:
@@ -44,7 +47,9 @@ def make_player(kind: str, seed: int) -> Player:
         return ChampionPlayer(seed, name=THREE, three=True)
     if kind == FOUR:
         return ChampionPlayer(seed, name=FOUR, four_weights=ROLLOUT_WEIGHTS)
+    if kind == LAST:
+        return ChampionPlayer(seed, name=LAST, exact_tricks=2)
     return create_player(kind, seed)
 
 
-__all__ = ["ANSWERS", "CLASSIC", "FOUR", "NETWORK", "THREE", "make_player"]
+__all__ = ["ANSWERS", "CLASSIC", "FOUR", "LAST", "NETWORK", "THREE", "make_player"]
