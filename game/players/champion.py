@@ -4,7 +4,8 @@ inference in plain Briscola.
 In chiamata (every variant) it plays as ``esperto`` (:mod:`game.players.expert`). In
 three-player Briscola it searches 200 sampled deals (``esperto``: 60), each rollout
 ending with the last three tricks played as every seat taking the most for itself
-(``THREE_SEARCH``, :func:`game.players.endgame.last_tricks_three`). In plain Briscola
+(``THREE_SEARCH``, :func:`game.players.endgame.last_tricks_three`). With four players
+its rollouts are played by the policy below (``FOUR_WEIGHTS``). In plain Briscola
 with two (and, for the endgame, four) players it adds:
 
 * *Exact endgames* (:mod:`game.players.endgame`). Two players with at most
@@ -421,8 +422,12 @@ NET_ANSWERS = False
 #: +1.93 (+1.38..+2.49) card points a smazzata over an even share, 38.0% of the smazzate
 #: won (esperto 30.0%), over 3,000 smazzate; decision p95 110 ms of CPU.
 THREE_SEARCH = True
-#: Four players: the rollouts' policy (None: the rule-based one, esperto's).
-FOUR_WEIGHTS: Weights | None = None
+#: Four players: the rollouts' policy (None: the rule-based one, esperto's). The policy,
+#: by the rule written before measurements 7a and 7b (``docs/strongest.md``): against
+#: campione with the rule-based rollouts 0.521 (0.490..0.552) over 800 games, the lower
+#: end above 0.48 (card points −0.19 a game, −2.57..+2.19: a gain not shown); against
+#: esperto 0.583 (0.561..0.604) over 1,600 games, p95 83 ms.
+FOUR_WEIGHTS: Weights | None = ROLLOUT_WEIGHTS
 #: Chiamata's play: the rollouts' last this many tricks played exactly by the two sides
 #: (``game.players.sim.World.rollout``; 0: esperto's rollouts to the end).
 CHIAMATA_EXACT = 0
