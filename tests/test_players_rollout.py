@@ -232,15 +232,21 @@ def test_the_rollout_policy_beats_the_rule_based_one_on_duplicate_deals() -> Non
     assert margin / 800 > 2.0
 
 
-def test_campione_rolls_out_with_the_policy_in_two_player_briscola() -> None:
+@pytest.mark.parametrize("players", [2, 4])
+def test_campione_rolls_out_with_the_policy_in_two_and_four_player_briscola(
+    players: int,
+) -> None:
     """The rollout policy changes some middle-game decisions (it is wired in), and
     every decision stays legal and the same on a second ask."""
     differ = 0
-    for seed, _game, _seat, view in _positions(30):
+    for seed, _game, _seat, view in _positions(30, players):
         if view.stock_count <= 4 or len(view.legal) == 1:
             continue
         new = ChampionPlayer(seed, worlds=40)
-        old = ChampionPlayer(seed, worlds=40, rollout_weights=None)
+        if players == 2:
+            old = ChampionPlayer(seed, worlds=40, rollout_weights=None)
+        else:
+            old = ChampionPlayer(seed, worlds=40, four_weights=None)
         action = new.choose(view)
         assert action.code in view.legal
         assert ChampionPlayer(seed, worlds=40).choose(view) == action

@@ -688,13 +688,7 @@ class ChampionPlayer(ExpertPlayer):
                     answers = _answers(view, model)
                 else:
                     answers = _answers(view, model, net, self.net_share, deals)
-        weights = (
-            self.rollout_weights
-            if view.players == 2
-            else self.four_weights
-            if view.players == 4
-            else None
-        )
+        weights = {2: self.rollout_weights, 4: self.four_weights}.get(view.players)
         return parse_action(
             briscola.search_code(
                 view,

@@ -7,11 +7,11 @@
 network's kind of opponent in its inference (``net_share`` 0: ``campione`` before issue
 49); ``campione-rete`` reads it (``NET_SHARE``: today's ``campione``,
 :data:`game.players.champion.NET_INFERENCE` being on); ``campione-risposte`` is
-``campione-rete`` with the network's answers to a lead too (``net_answers``);
-``campione-tre`` searches three-player Briscola itself (``three``) and
-``campione-quattro`` rolls out four-player Briscola with the policy (``four_weights``)
-and ``campione-ultime`` plays chiamata's rollouts' last two tricks exactly
-(``exact_tricks``), whether or not ``campione`` does; every other name is
+``campione-rete`` with the network's answers to a lead too (``net_answers``). Whether or
+not ``campione`` does, ``campione-tre`` searches three-player Briscola itself
+(``three``), ``campione-quattro`` rolls out four-player Briscola with the policy
+(``four_weights``), and ``campione-ultime`` plays the last two tricks of chiamata's
+rollouts exactly (``exact_tricks``). Every other name is
 :func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
 the changes (``docs/strongest.md``).
 """

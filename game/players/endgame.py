@@ -11,7 +11,10 @@ draws, the trick in progress included).
 The ``campione`` player (:mod:`game.players.champion`) solves the last tricks this way:
 with the stock empty and two players, one world (both hands known); with the last draw
 pending, the few ways the unseen cards can lie (expectimax over them); with four after
-the last draw, each way the opponents can split their cards.
+the last draw, each way the opponents can split their cards. Its rollouts end the same
+way: with two players, :func:`last_tricks`; with three, every seat playing for its own
+points (:func:`last_tricks_three`, max-n: not a two-sided game); in chiamata, the two
+sides' last tricks (:func:`solve`, from :class:`game.players.sim.World`).
 
 :func:`brute_force` is the same value by plain minimax (no pruning, no move ordering):
 the tests check that both agree.

@@ -302,7 +302,7 @@ class World:
         trump = self.trump
         assert trump is not None
         chiamante, socio = self.chiamante, self.socio
-        side_of = [1 if s == chiamante or s == socio else 0 for s in range(self.n)]
+        side_of = [1 if s in (chiamante, socio) else 0 for s in range(self.n)]
         game = Endgame([list(h) for h in self.hands], [], self.leader, [], trump, side_of, 1)
         taken = solve(game)
         self.captured[chiamante] += taken
