@@ -219,26 +219,20 @@ def test_the_compiled_briscola_rollouts_and_endgames_match_their_sources(players
         assert source.sample_world(view, source_rng) == (hands, stock)
         for card in [parse_card(code[1:]) for code in view.legal]:
             for exact, rollout_weights in ((True, policy_weights), (True, None), (False, None)):
-                compiled_result = briscola.rollout(
-                    view,
-                    [list(h) for h in hands],
-                    list(stock),
-                    card,
-                    me,
-                    {} if exact and players == 2 else None,
-                    rollout_weights,
-                    three={} if exact and players == 3 else None,
+                compiled_result, source_result = (
+                    module.rollout(
+                        view,
+                        [list(h) for h in hands],
+                        list(stock),
+                        card,
+                        me,
+                        {} if exact and players == 2 else None,
+                        rollout_weights,
+                        three={} if exact and players == 3 else None,
+                    )
+                    for module in (briscola, source)
                 )
-                assert compiled_result == source.rollout(
-                    view,
-                    [list(h) for h in hands],
-                    list(stock),
-                    card,
-                    me,
-                    {} if exact and players == 2 else None,
-                    rollout_weights,
-                    three={} if exact and players == 3 else None,
-                )
+                assert compiled_result == source_result
                 rollouts += 1
         if players == 2 and view.stock_count <= 4 and view.face_up is not None:
             # the exact endgame, the opponent holding the first cards it may hold

@@ -21,7 +21,7 @@ from game.players.endgame import (
     last_tricks_three,
     solve,
 )
-from tests.core.helpers import VARIANTS
+from tests.core.helpers import VARIANTS, minimax
 
 
 def _options(players: int) -> TableOptions:
@@ -46,17 +46,12 @@ def _random_position(seed: int, players: int, stock_left: int) -> Game:
 
 def _engine_value(game: Game, side: tuple[int, ...]) -> int:
     """Minimax through the real engine: the card points ``side`` ends with."""
-    if game.scored_count:
-        scored = next(e for e in game.history if isinstance(e, BriscolaScored))
+
+    def points(end: Game) -> int:
+        scored = next(e for e in end.history if isinstance(e, BriscolaScored))
         return scored.points[scored.sides.index(side)]
-    seat = game.current_seat()
-    assert seat is not None
-    values = []
-    for action in game.legal_actions(seat):
-        child = game.clone()
-        child.apply(seat, action)
-        values.append(_engine_value(child, side))
-    return max(values) if seat in side else min(values)
+
+    return minimax(game, points, lambda seat: seat in side)
 
 
 def _endgame_of(game: Game, side_index: int) -> tuple[Endgame, int]:

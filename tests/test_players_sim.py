@@ -27,7 +27,7 @@ from game.players import briscola
 from game.players.knowledge import known_voids
 from game.players.sampling import Deal, Sampler
 from game.simulate import pick
-from tests.core.helpers import ALL_COMBINATIONS, random_moves
+from tests.core.helpers import ALL_COMBINATIONS, minimax, random_moves
 
 
 def _options(combo: int, players: int, a_punti: bool) -> TableOptions:
@@ -188,17 +188,11 @@ def test_a_briscola_rollout_ends_as_the_engine_does(players: int, seed: int, pla
 def _engine_caller_points(game: Game) -> int:
     """Minimax through the engine: the caller side's card points at the end, the
     chiamante and the socio taking the most, the others the least."""
-    if game.is_over() or game.scored_count:
-        scored = next(e for e in game.history if isinstance(e, SmazzataScored))
-        return scored.caller_points
-    seat = game.current_seat()
-    assert seat is not None
-    values = []
-    for action in game.legal_actions(seat):
-        child = game.clone()
-        child.apply(seat, action)
-        values.append(_engine_caller_points(child))
-    return max(values) if seat in (game.chiamante, game.socio) else min(values)
+
+    def caller_points(end: Game) -> int:
+        return next(e for e in end.history if isinstance(e, SmazzataScored)).caller_points
+
+    return minimax(game, caller_points, lambda seat: seat in (game.chiamante, game.socio))
 
 
 @settings(max_examples=60, deadline=None)

@@ -248,3 +248,19 @@ def heuristic_play_views(seeds: Iterable[int], limit: int | None = None) -> list
                 views.append(view)
             game.apply(seat, player.choose(view))
     return views
+
+
+def minimax(game: Game, outcome: Callable[[Game], int], maximises: Callable[[int], bool]) -> int:
+    """Minimax through the real engine from ``game`` to the end of its smazzata: every
+    legal action of the seat in turn, the most ``outcome`` of the scored game where
+    ``maximises(seat)``, else the least."""
+    if game.scored_count:
+        return outcome(game)
+    seat = game.current_seat()
+    assert seat is not None
+    values = []
+    for action in game.legal_actions(seat):
+        child = game.clone()
+        child.apply(seat, action)
+        values.append(minimax(child, outcome, maximises))
+    return max(values) if maximises(seat) else min(values)
