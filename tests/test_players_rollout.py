@@ -15,6 +15,7 @@ from game.players import briscola
 from game.players.champion import ROLLOUT_WEIGHTS, ChampionPlayer
 from game.players.endgame import last_tricks
 from game.view import View
+from tests.core.helpers import minimax
 
 
 def _options(players: int = 2) -> TableOptions:
@@ -252,3 +253,49 @@ def test_campione_rolls_out_with_the_policy_in_two_and_four_player_briscola(
         assert ChampionPlayer(seed, worlds=40).choose(view) == action
         differ += action != old.choose(view)
     assert differ >= 1
+
+
+def test_a_four_player_rollout_ends_with_the_two_sides_minimax_through_the_engine() -> None:
+    """With ``sides_exact``, a four-player rollout started in the trick after which the
+    last cards are drawn plays that trick and the next by the policy, each seat from its
+    own view, then the last two tricks as a minimax of the two sides through the engine
+    (as the two- and three-player rollouts end: from the second trick after the last
+    draw)."""
+    checked = 0
+    for seed in range(80):
+        rng = random.Random(seed)
+        game = Game.new(_options(4), rng)
+        while len(game.stock) > 4 or game.trick:
+            seat = game.current_seat()
+            assert seat is not None
+            game.apply(seat, rng.choice(game.legal_actions(seat)))
+        me = game.current_seat()
+        assert me is not None
+        view = game.view(me)
+        first = parse_card(view.legal[seed % len(view.legal)][1:])
+        expected = briscola.rollout(
+            view,
+            [list(h) for h in game.hands],
+            list(game.stock),
+            first,
+            me,
+            None,
+            ROLLOUT_WEIGHTS,
+            sides_exact=True,
+        )
+        replay = game.clone()
+        replay.apply(me, PlayCard(first))
+        while replay.stock or replay.trick or len(replay.hands[me]) > 2:
+            seat = replay.current_seat()
+            assert seat is not None
+            replay.apply(seat, PlayCard(_from_view(replay.view(seat))))
+        side = next(s for s in replay.rules.sides if me in s)
+
+        def points(end: Game) -> int:
+            scored = next(e for e in end.history if isinstance(e, BriscolaScored))
+            return scored.points[scored.sides.index(side)]
+
+        mine = minimax(replay, points, lambda seat: seat in side)
+        assert expected == (mine, 120 - mine)
+        checked += 1
+    assert checked == 80

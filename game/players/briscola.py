@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card
 from game.players import draws, policy
-from game.players.endgame import LastMemo, ThreeMemo, last_tricks, last_tricks_three
+from game.players.endgame import Endgame, LastMemo, ThreeMemo, last_tricks, last_tricks_three, solve
 from game.players.policy import Weights
 from game.tricks import trick_winner_index
 from game.view import View
@@ -210,6 +210,7 @@ def rollout(
     weights: Weights | None = None,
     reply: int = -1,
     three: ThreeMemo | None = None,
+    sides_exact: bool = False,
 ) -> tuple[int, int]:
     """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
     (my side's card points, the most points of any other side). With ``memo`` (two
@@ -219,7 +220,9 @@ def rollout(
     heuristic. ``reply`` (two players, ``me`` leading; -1: none): the other seat's card
     in this trick, played instead of its policy's. With ``three`` (three players only)
     the tricks after the last draw are played as every seat taking the most for itself
-    (:func:`game.players.endgame.last_tricks_three`)."""
+    (:func:`game.players.endgame.last_tricks_three`). With ``sides_exact`` (four
+    players) they are the two sides' best play for their card points
+    (:func:`game.players.endgame.solve`)."""
     n = view.players
     trump = view.trump
     assert trump is not None
@@ -278,6 +281,17 @@ def rollout(
             for k in range(3):
                 points[side_of[k]] = final[k]
             break
+        elif sides_exact and hands[leader]:
+            mine_side = side_of[me]
+            end = Endgame(
+                [list(h) for h in hands], [], leader, [], trump, [side_of[s] for s in range(n)],
+                mine_side,
+            )  # fmt: skip
+            taken = solve(end)
+            rest = end.remaining()
+            for side in range(len(points)):
+                points[side] += taken if side == mine_side else rest - taken
+            break
         if not hands[leader]:
             break
     mine = points[side_of[me]]
@@ -300,12 +314,14 @@ def search_code(
     deals: Sequence[tuple[Deal, int]] | None = None,
     weights: Weights | None = None,
     answers: Answers | None = None,
+    sides_exact: bool = False,
 ) -> str:
     """The legal card with the best average outcome over ``worlds`` sampled deals (or
     over ``deals``, each with its multiplicity). With ``exact_end`` and two or three
-    players, rollouts end with the exact last tricks; with ``weights`` they are
-    played by :func:`policy_card`. With ``answers`` (two players, leading) a card's
-    value in a deal is the average over the other seat's answers, by their chances."""
+    players (four with ``sides_exact``), rollouts end with the exact last tricks; with
+    ``weights`` they are played by :func:`policy_card`. With ``answers`` (two players,
+    leading) a card's value in a deal is the average over the other seat's answers, by
+    their chances."""
     me = view.seat
     assert me is not None
     legal = [_card(code) for code in view.legal]
@@ -315,13 +331,23 @@ def search_code(
     majority = view.players != 3
     memo: LastMemo | None = {} if exact_end and view.players == 2 else None
     three: ThreeMemo | None = {} if exact_end and view.players == 3 else None
+    sides_exact = sides_exact and exact_end and view.players == 4
     if deals is None:
         deals = [(sample_world(view, rng), 1) for _ in range(worlds)]
     for (hands, stock), count in deals:
         for i, card in enumerate(legal):
             if answers is None:
                 mine, others = rollout(
-                    view, [list(h) for h in hands], list(stock), card, me, memo, weights, -1, three
+                    view,
+                    [list(h) for h in hands],
+                    list(stock),
+                    card,
+                    me,
+                    memo,
+                    weights,
+                    -1,
+                    three,
+                    sides_exact,
                 )
                 totals[i] += count * rollout_value(mine, others, majority)
                 continue

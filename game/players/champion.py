@@ -431,6 +431,9 @@ FOUR_WEIGHTS: Weights | None = ROLLOUT_WEIGHTS
 #: Chiamata's play: the rollouts' last this many tricks played exactly by the two sides
 #: (``game.players.sim.World.rollout``; 0: esperto's rollouts to the end).
 CHIAMATA_EXACT = 0
+#: Four players: the rollouts' last tricks (after the last draw) played exactly by the two
+#: sides (``briscola.rollout``'s ``sides_exact``).
+FOUR_EXACT = False
 
 
 def _answers(
@@ -626,6 +629,7 @@ class ChampionPlayer(ExpertPlayer):
         three: bool = THREE_SEARCH,
         four_weights: Weights | None = FOUR_WEIGHTS,
         exact_tricks: int = CHIAMATA_EXACT,
+        four_exact: bool = FOUR_EXACT,
         **expert: Any,
     ) -> None:
         super().__init__(
@@ -664,6 +668,8 @@ class ChampionPlayer(ExpertPlayer):
         self.three = three
         #: four players: the rollout policy's weights (None: the rule-based one)
         self.four_weights = four_weights
+        #: four players: the rollouts' last tricks played exactly by the two sides
+        self.four_exact = four_exact
 
     def choose(self, view: View) -> Action:
         esperto = view.game != "briscola" or (view.players == 3 and not self.three)
@@ -698,6 +704,7 @@ class ChampionPlayer(ExpertPlayer):
                 deals=deals,
                 weights=weights,
                 answers=answers,
+                sides_exact=self.four_exact,
             )
         )
 

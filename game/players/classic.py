@@ -10,8 +10,9 @@ network's kind of opponent in its inference (``net_share`` 0: ``campione`` befor
 ``campione-rete`` with the network's answers to a lead too (``net_answers``). Whether or
 not ``campione`` does, ``campione-tre`` searches three-player Briscola itself
 (``three``), ``campione-quattro`` rolls out four-player Briscola with the policy
-(``four_weights``), and ``campione-ultime`` plays the last two tricks of chiamata's
-rollouts exactly (``exact_tricks``). Every other name is
+(``four_weights``), ``campione-quattro-esatto`` ends its four-player rollouts with the
+two sides' exact last tricks (``four_exact``), and ``campione-ultime`` plays the last two
+tricks of chiamata's rollouts exactly (``exact_tricks``). Every other name is
 :func:`game.players.create_player`'s. No level offers them: they are the yardsticks of
 the changes (``docs/strongest.md``).
 """
@@ -32,11 +33,13 @@ THREE = "campione-tre"
 FOUR = "campione-quattro"
 #: campione with chiamata's rollouts' last two tricks played exactly
 LAST = "campione-ultime"
+#: campione with four-player rollouts' last tricks played exactly by the two sides
+FOUR_EXACT = "campione-quattro-esatto"
 
 
 def make_player(kind: str, seed: int) -> Player:
     """``create_player``'s players, ``CLASSIC``, ``NETWORK``, ``ANSWERS``, ``THREE``,
-    ``FOUR`` and ``LAST``."""
+    ``FOUR``, ``LAST`` and ``FOUR_EXACT``."""
     if kind == CLASSIC:
         return ChampionPlayer(seed, name=CLASSIC, net_share=0.0)
     if kind == NETWORK:
@@ -49,7 +52,9 @@ def make_player(kind: str, seed: int) -> Player:
         return ChampionPlayer(seed, name=FOUR, four_weights=ROLLOUT_WEIGHTS)
     if kind == LAST:
         return ChampionPlayer(seed, name=LAST, exact_tricks=2)
+    if kind == FOUR_EXACT:
+        return ChampionPlayer(seed, name=FOUR_EXACT, four_exact=True)
     return create_player(kind, seed)
 
 
-__all__ = ["ANSWERS", "CLASSIC", "FOUR", "LAST", "NETWORK", "THREE", "make_player"]
+__all__ = ["ANSWERS", "CLASSIC", "FOUR", "FOUR_EXACT", "LAST", "NETWORK", "THREE", "make_player"]
