@@ -21,7 +21,7 @@ from game.players.endgame import (
     last_tricks_three,
     solve,
 )
-from tests.core.helpers import VARIANTS, minimax
+from tests.core.helpers import VARIANTS, side_minimax
 
 
 def _options(players: int) -> TableOptions:
@@ -42,16 +42,6 @@ def _random_position(seed: int, players: int, stock_left: int) -> Game:
         assert seat is not None
         game.apply(seat, rng.choice(game.legal_actions(seat)))
     return game
-
-
-def _engine_value(game: Game, side: tuple[int, ...]) -> int:
-    """Minimax through the real engine: the card points ``side`` ends with."""
-
-    def points(end: Game) -> int:
-        scored = next(e for e in end.history if isinstance(e, BriscolaScored))
-        return scored.points[scored.sides.index(side)]
-
-    return minimax(game, points, lambda seat: seat in side)
 
 
 def _endgame_of(game: Game, side_index: int) -> tuple[Endgame, int]:
@@ -83,7 +73,7 @@ def test_the_solver_equals_minimax_through_the_engine_on_random_two_player_endga
         side = seed % 2
         endgame, taken = _endgame_of(game, side)
         assert endgame.remaining() + sum(game.captured) == 120
-        expected = _engine_value(game, tuple(game.rules.sides[side]))
+        expected = side_minimax(game, tuple(game.rules.sides[side]))
         assert taken + solve(endgame) == expected
         assert taken + brute_force(endgame) == expected
         positions += 1

@@ -15,7 +15,7 @@ from game.players import briscola
 from game.players.champion import ROLLOUT_WEIGHTS, ChampionPlayer
 from game.players.endgame import last_tricks
 from game.view import View
-from tests.core.helpers import minimax
+from tests.core.helpers import side_minimax
 
 
 def _options(players: int = 2) -> TableOptions:
@@ -289,13 +289,8 @@ def test_a_four_player_rollout_ends_with_the_two_sides_minimax_through_the_engin
             seat = replay.current_seat()
             assert seat is not None
             replay.apply(seat, PlayCard(_from_view(replay.view(seat))))
-        side = next(s for s in replay.rules.sides if me in s)
-
-        def points(end: Game) -> int:
-            scored = next(e for e in end.history if isinstance(e, BriscolaScored))
-            return scored.points[scored.sides.index(side)]
-
-        mine = minimax(replay, points, lambda seat: seat in side)
+        side = next(tuple(s) for s in replay.rules.sides if me in s)
+        mine = side_minimax(replay, side)
         assert expected == (mine, 120 - mine)
         checked += 1
     assert checked == 80

@@ -215,7 +215,8 @@ def rollout(
     """Play ``first`` for ``me`` then finish the smazzata with the heuristic; return
     (my side's card points, the most points of any other side). With ``memo`` (two
     players only) the tricks after the last draw, where both hands are known, are
-    played exactly (:func:`game.players.endgame.last_tricks`) instead. With
+    played exactly (:func:`game.players.endgame.last_tricks`) instead, from the second
+    of them (the first is the policy's); so are ``three``'s and ``sides_exact``'s. With
     ``weights`` every seat plays :func:`policy_card` instead of the
     heuristic. ``reply`` (two players, ``me`` leading; -1: none): the other seat's card
     in this trick, played instead of its policy's. With ``three`` (three players only)

@@ -3,7 +3,7 @@ inference in plain Briscola.
 
 In chiamata (every variant) it plays as ``esperto`` (:mod:`game.players.expert`). In
 three-player Briscola it searches 200 sampled deals (``esperto``: 60), each rollout
-ending with the last three tricks played as every seat taking the most for itself
+ending with its last two tricks played as every seat taking the most for itself
 (``THREE_SEARCH``, :func:`game.players.endgame.last_tricks_three`). With four players
 its rollouts are played by the policy below (``FOUR_WEIGHTS``). In plain Briscola
 with two (and, for the endgame, four) players it adds:
@@ -24,9 +24,11 @@ with two (and, for the endgame, four) players it adds:
   every seat, as ``esperto`` does, but only until the stock is empty: from there both
   hands are known (to the players too), and the last tricks are played exactly
   (:func:`game.players.endgame.last_tricks`, remembered across the deals of a
-  decision). The rule-based policy throws away about three quarters of the last
-  tricks' points against ``esperto`` (``python -m game.audit``), so ending rollouts
-  with it misjudges every card that keeps a trump or a carico for the end.
+  decision). (In fact from the second trick after the last draw: the trick after it
+  is still the policy's, ``docs/strongest.md``, measurement 9's note.) The rule-based
+  policy throws away about three quarters of the last tricks' points against
+  ``esperto`` (``python -m game.audit``), so ending rollouts with it misjudges every
+  card that keeps a trump or a carico for the end.
 * *A stronger rollout policy* (two players, ``ROLLOUT_WEIGHTS``): until the stock is
   empty the rollouts are played by the chiamata players' policy
   (:func:`game.players.briscola.policy_card`: it counts the unseen cards to judge who

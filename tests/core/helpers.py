@@ -264,3 +264,14 @@ def minimax(game: Game, outcome: Callable[[Game], int], maximises: Callable[[int
         child.apply(seat, action)
         values.append(minimax(child, outcome, maximises))
     return max(values) if maximises(seat) else min(values)
+
+
+def side_minimax(game: Game, side: tuple[int, ...]) -> int:
+    """Plain Briscola, :func:`minimax`: the card points ``side`` ends the smazzata with,
+    its seats taking the most, the others the least."""
+
+    def points(end: Game) -> int:
+        scored = next(e for e in end.history if isinstance(e, BriscolaScored))
+        return scored.points[scored.sides.index(side)]
+
+    return minimax(game, points, lambda seat: seat in side)
