@@ -80,6 +80,17 @@ def _from_view(view: View) -> int:
     return _policy(view, hands)
 
 
+def _policy_rollout(
+    game: Game, view: View, first: int, sides_exact: bool = False
+) -> tuple[int, int]:
+    """The policy's rollout of the view's seat playing ``first``, in the game's own deal."""
+    assert view.seat is not None
+    hands, stock = [list(h) for h in game.hands], list(game.stock)
+    return briscola.rollout(
+        view, hands, stock, first, view.seat, None, ROLLOUT_WEIGHTS, sides_exact=sides_exact
+    )
+
+
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_a_policy_rollout_plays_what_each_seat_would_from_its_own_view(players: int) -> None:
     """The rollout through the engine, every card chosen from that seat's view (its
@@ -88,15 +99,7 @@ def test_a_policy_rollout_plays_what_each_seat_would_from_its_own_view(players: 
     checked = 0
     for seed, game, me, view in _positions(40, players):
         first = parse_card(view.legal[seed % len(view.legal)][1:])
-        expected = briscola.rollout(
-            view,
-            [list(h) for h in game.hands],
-            list(game.stock),
-            first,
-            me,
-            None,
-            ROLLOUT_WEIGHTS,
-        )
+        expected = _policy_rollout(game, view, first)
         replay = game.clone()
         replay.apply(me, PlayCard(first))
         while not replay.scored_count:
@@ -273,16 +276,7 @@ def test_a_four_player_rollout_ends_with_the_two_sides_minimax_through_the_engin
         assert me is not None
         view = game.view(me)
         first = parse_card(view.legal[seed % len(view.legal)][1:])
-        expected = briscola.rollout(
-            view,
-            [list(h) for h in game.hands],
-            list(game.stock),
-            first,
-            me,
-            None,
-            ROLLOUT_WEIGHTS,
-            sides_exact=True,
-        )
+        expected = _policy_rollout(game, view, first, sides_exact=True)
         replay = game.clone()
         replay.apply(me, PlayCard(first))
         while replay.stock or replay.trick or len(replay.hands[me]) > 2:
