@@ -41,8 +41,15 @@ async def test_tavolo_reposts_the_table_with_its_current_keyboard(
         while game.current_seat() != row.seat_of(ada.id).seat:  # type: ignore[union-attr]
             await table._wait_version(row.version, 10)
             row, game = await table.state()
+        # what Ada sees before she types: the table showing her turn (the computer's
+        # move is stored before its redraw is handed to the outbox)
+        table_id = ui_of(await table.row()).table
+        old = await tg.wait_until(
+            lambda: (m := tg.message(group, table_id)) and "Tocca a Ada" in m.content and m,
+            timeout=10,
+            what="the table showing Ada's turn",
+        )
         await bot.rt.outbox.drain()
-        old = tg.message(group, ui_of(await table.row()).table)
         assert buttons(old) == ["https://t.me/BriscolaTestBot"]  # the link to the hand
 
         for command in ("/tavolo", "/table"):
