@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from game.cards import CARD_POINTS, card_code, parse_card
 from game.players import draws, policy
-from game.players.endgame import Endgame, LastMemo, ThreeMemo, last_tricks, last_tricks_three, solve
+from game.players.endgame import LastMemo, ThreeMemo, last_tricks, last_tricks_three, split
 from game.players.policy import Weights
 from game.tricks import trick_winner_index
 from game.view import View
@@ -223,7 +223,7 @@ def rollout(
     the tricks after the last draw are played as every seat taking the most for itself
     (:func:`game.players.endgame.last_tricks_three`). With ``sides_exact`` (four
     players) they are the two sides' best play for their card points
-    (:func:`game.players.endgame.solve`)."""
+    (:func:`game.players.endgame.split`)."""
     n = view.players
     trump = view.trump
     assert trump is not None
@@ -284,14 +284,9 @@ def rollout(
             break
         elif sides_exact and hands[leader]:
             mine_side = side_of[me]
-            end = Endgame(
-                [list(h) for h in hands], [], leader, [], trump, [side_of[s] for s in range(n)],
-                mine_side,
-            )  # fmt: skip
-            taken = solve(end)
-            rest = end.remaining()
-            for side in range(len(points)):
-                points[side] += taken if side == mine_side else rest - taken
+            ours, theirs = split(hands, leader, trump, [side_of[s] for s in range(n)], mine_side)
+            points[mine_side] += ours
+            points[1 - mine_side] += theirs
             break
         if not hands[leader]:
             break

@@ -13,8 +13,9 @@ with the stock empty and two players, one world (both hands known); with the las
 pending, the few ways the unseen cards can lie (expectimax over them); with four after
 the last draw, each way the opponents can split their cards. Its rollouts end the same
 way: with two players, :func:`last_tricks`; with three, every seat playing for its own
-points (:func:`last_tricks_three`, max-n: not a two-sided game); in chiamata, the two
-sides' last tricks (:func:`solve`, from :class:`game.players.sim.World`).
+points (:func:`last_tricks_three`, max-n: not a two-sided game); in chiamata
+(:class:`game.players.sim.World`) and, when asked, with four players, the two sides' best
+play (:func:`split`).
 
 :func:`brute_force` is the same value by plain minimax (no pruning, no move ordering):
 the tests check that both agree.
@@ -120,6 +121,17 @@ class _Solver:
 def solve(game: Endgame) -> int:
     """The card points ``game.side`` takes from here with best play by both sides."""
     return _Solver(game, prune=True).value(game.leader, list(game.trick), -1, 1 << 30)
+
+
+def split(
+    hands: list[list[int]], leader: int, trump: int, side_of: Sequence[int], side: int
+) -> tuple[int, int]:
+    """The stock empty, no card on the table: the card points ``side`` and the other side
+    take from ``hands`` with best play by both (:func:`solve`); ``hands`` is left as
+    given."""
+    game = Endgame([list(h) for h in hands], [], leader, [], trump, side_of, side)
+    taken = solve(game)
+    return taken, game.remaining() - taken
 
 
 def card_values(game: Endgame) -> dict[int, int]:

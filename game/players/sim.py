@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from game.cards import CARD_POINTS
 from game.players.common import ALL_MASK
-from game.players.endgame import Endgame, solve
+from game.players.endgame import split
 from game.players.policy import DEFAULT_WEIGHTS, Weights, choose_card
 from game.scoring import bid_multiplier
 
@@ -284,7 +284,7 @@ class World:
     def rollout(self) -> None:
         """Play to the end with the heuristic policy for every seat; with ``exact``, the
         last ``exact`` tricks (from the first of them with no card on the table) as the
-        two sides' best play for their card points (:func:`game.players.endgame.solve`:
+        two sides' best play for their card points (:func:`game.players.endgame.split`:
         every hand known, as a strong player nearly knows them by then), where no seat's
         card is forced (no following suit, no il morto) and there is a trump."""
         exact = self.exact
@@ -303,11 +303,10 @@ class World:
         assert trump is not None
         chiamante, socio = self.chiamante, self.socio
         side_of = [1 if s in (chiamante, socio) else 0 for s in range(self.n)]
-        game = Endgame([list(h) for h in self.hands], [], self.leader, [], trump, side_of, 1)
-        taken = solve(game)
+        taken, rest = split(self.hands, self.leader, trump, side_of, 1)
         self.captured[chiamante] += taken
         other = next(s for s in range(self.n) if side_of[s] == 0)
-        self.captured[other] += game.remaining() - taken
+        self.captured[other] += rest
         for seat in range(self.n):
             for card in self.hands[seat]:
                 self.played |= 1 << card
